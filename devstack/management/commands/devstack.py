@@ -1,0 +1,20 @@
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from devstack.runner import run
+
+
+class Command(BaseCommand):
+    help = "Run the development IdP (8443), CoreAPI emulator (8001) and portal (8000). Ctrl-C stops all."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--no-portal", action="store_true", help="Start the IdP and the emulator only."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        code = run(with_portal=not options["no_portal"], out=self.stdout)
+        if code:
+            raise CommandError("The devstack stopped with an error.", returncode=code)

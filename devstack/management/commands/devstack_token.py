@@ -1,0 +1,35 @@
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from devstack import tokens
+from devstack.config import fixtures, idp_base_url, issuer, state_dir
+from devstack.pki import ensure_pki
+
+
+class Command(BaseCommand):
+    help = "Print a CoreAPI access token from the devstack IdP's key (the last line of output)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("upn", nargs="?", help="A demo user, e.g. alice@contoso.com.")
+        parser.add_argument(
+            "--app",
+            action="store_true",
+            help="An app-only token of the portal's service principal instead.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        demo = fixtures()
+        pki = ensure_pki(state_dir())
+        token_issuer = issuer(idp_base_url(), demo.tenant_id)
+        if options["app"]:
+            self.stdout.write(tokens.app_access_token(pki, demo, token_issuer, demo.portal))
+            return
+        if not options["upn"]:
+            raise CommandError("Give a user (e.g. alice@contoso.com) or --app.")
+        user = demo.user(options["upn"])
+        if user is None:
+            known = ", ".join(u.upn for u in demo.users)
+            raise CommandError(f"No demo user {options['upn']!r}. Known users: {known}.")
+        self.stdout.write(tokens.delegated_access_token(pki, demo, token_issuer, user, demo.portal))

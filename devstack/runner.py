@@ -1,0 +1,177 @@
+"""Start the IdP, the CoreAPI emulator and (optionally) the portal, with prefixed logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import requests
+
+from devstack.config import (
+    COREAPI_HOST,
+    COREAPI_PORT,
+    IDP_HOST,
+    IDP_PORT,
+    PORTAL_PORT,
+    REPO_ROOT,
+    fixtures,
+    idp_base_url,
+    state_dir,
+)
+from devstack.pki import ensure_pki
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    host: str
+    port: int
+    command: Sequence[str]
+
+
+def port_taken(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def services(with_portal: bool) -> list[Service]:
+    python = sys.executable
+    found = [
+        Service("idp", IDP_HOST, IDP_PORT, [python, "-m", "devstack.idp", "--port", str(IDP_PORT)]),
+        Service(
+            "coreapi",
+            COREAPI_HOST,
+            COREAPI_PORT,
+            [python, "-m", "devstack.coreapi", "--port", str(COREAPI_PORT)],
+        ),
+    ]
+    if with_portal:
+        found.append(
+            Service(
+                "portal",
+                "127.0.0.1",
+                PORTAL_PORT,
+                [python, "manage.py", "runserver", f"127.0.0.1:{PORTAL_PORT}", "--noreload"],
+            )
+        )
+    return found
+
+
+def _pump(name: str, stream: TextIO, out: TextIO, lock: threading.Lock) -> None:
+    width = len("coreapi")
+    for line in stream:
+        with lock:
+            out.write(f"[{name:<{width}}] {line}")
+            out.flush()
+
+
+def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
+    discovery = f"{idp_base_url()}/{fixtures().tenant_id}/v2.0/.well-known/openid-configuration"
+    while time.monotonic() < deadline:
+        try:
+            requests.get(discovery, timeout=1, verify=str(pki_ca)).raise_for_status()
+            requests.get(f"http://{COREAPI_HOST}:{COREAPI_PORT}/openapi.json", timeout=1)
+            return True
+        except requests.RequestException:
+            time.sleep(0.2)
+    return False
+
+
+def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
+    """Run until Ctrl-C or until one service exits; returns a process exit code."""
+    wanted = services(with_portal)
+    taken = [s for s in wanted if port_taken(s.host, s.port)]
+    if taken:
+        for s in taken:
+            out.write(
+                f"Port {s.host}:{s.port} ({s.name}) is already in use. Stop whatever holds it "
+                f"(perhaps an earlier devstack: `lsof -i :{s.port}`) and try again.\n"
+            )
+        return 1
+
+    home = state_dir()
+    pki = ensure_pki(home)  # once, before the servers race for it
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DEVSTACK_HOME": str(home)}
+    env.setdefault("DJANGO_DEBUG", "true")
+    env.setdefault("PORTAL_CA_BUNDLE", str(pki.ca_cert))
+
+    if with_portal:
+        migrate = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=REPO_ROOT,
+            env=env,
+            check=False,
+        )
+        if migrate.returncode != 0:
+            return migrate.returncode
+
+    lock = threading.Lock()
+    processes: list[tuple[Service, subprocess.Popen[str]]] = []
+    for service in wanted:
+        proc = subprocess.Popen(
+            service.command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # Ctrl-C reaches us; we stop the children ourselves
+        )
+        processes.append((service, proc))
+        assert proc.stdout is not None
+        threading.Thread(
+            target=_pump, args=(service.name, proc.stdout, out, lock), daemon=True
+        ).start()
+
+    if _wait_until_ready(pki.ca_cert, time.monotonic() + 30):
+        with lock:
+            out.write(
+                "\nDevstack is up. "
+                + (
+                    f"Open http://127.0.0.1:{PORTAL_PORT}/ and sign in as alice@contoso.com.\n"
+                    if with_portal
+                    else f"CoreAPI emulator: http://{COREAPI_HOST}:{COREAPI_PORT}/ "
+                    f"(token: python manage.py devstack_token alice@contoso.com)\n"
+                )
+                + f"State lives in {home}; delete it to reset the demo. Ctrl-C stops everything.\n\n"
+            )
+            out.flush()
+
+    code = 0
+    try:
+        while True:
+            exited = [(s, p) for s, p in processes if p.poll() is not None]
+            if exited:
+                service, proc = exited[0]
+                out.write(
+                    f"{service.name} exited with code {proc.returncode}; stopping the rest.\n"
+                )
+                code = proc.returncode or 1
+                break
+            time.sleep(0.3)
+    except KeyboardInterrupt:
+        out.write("\nStopping the devstack…\n")
+    finally:
+        for _, proc in processes:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for _, proc in processes:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return code

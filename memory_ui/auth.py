@@ -1,0 +1,258 @@
+"""Sign-in with Microsoft Entra ID through msal (DESIGN 4).
+
+The msal token cache lives in the server-side session, never in a cookie. Every CoreAPI
+call first asks msal for a token silently; when that fails the user signs in again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import msal
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import BaseBackend
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+logger = logging.getLogger(__name__)
+
+SESSION_FLOW = "entra_auth_flow"
+SESSION_NEXT = "entra_next"
+SESSION_CACHE = "entra_token_cache"
+SESSION_IDENTITY = "entra_identity"
+
+
+class SignInRequired(Exception):
+    """No usable token: the user must sign in again (middleware turns this into a redirect)."""
+
+
+class SignInFailed(Exception):
+    """The callback could not complete a sign-in; `message` is safe to show."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Identity:
+    oid: str
+    tid: str
+    upn: str
+    name: str
+    roles: tuple[str, ...]
+    home_account_id: str
+
+    @property
+    def is_support(self) -> bool:
+        return settings.SUPPORT_ROLE in self.roles
+
+    @classmethod
+    def from_claims(cls, claims: dict[str, Any]) -> Identity:
+        oid, tid = str(claims.get("oid", "")), str(claims.get("tid", ""))
+        roles = claims.get("roles") or []
+        return cls(
+            oid=oid,
+            tid=tid,
+            upn=str(claims.get("preferred_username") or claims.get("upn") or ""),
+            name=str(claims.get("name") or claims.get("preferred_username") or ""),
+            roles=tuple(str(r) for r in roles) if isinstance(roles, list) else (),
+            home_account_id=f"{oid}.{tid}",
+        )
+
+
+def current_identity(request: HttpRequest) -> Identity | None:
+    raw = request.session.get(SESSION_IDENTITY)
+    return Identity(**{**raw, "roles": tuple(raw["roles"])}) if raw else None
+
+
+class _VerifyingSession(requests.Session):
+    """REQUESTS_CA_BUNDLE in the environment overrides Session.verify; a per-request
+    `verify` wins, so the configured CA is passed on every request, with a timeout."""
+
+    def __init__(self, verify: bool | str, timeout: tuple[float, float]) -> None:
+        super().__init__()
+        self._verify = verify
+        self._timeout = timeout
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("verify", self._verify)
+        kwargs.setdefault("timeout", self._timeout)
+        return super().request(method, url, *args, **kwargs)
+
+
+@cache
+def _http_client() -> requests.Session:
+    bundle = settings.PORTAL_CA_BUNDLE
+    return _VerifyingSession(bundle or True, (5, 15))
+
+
+# msal caches discovery documents here, shared by the per-request app objects.
+_MSAL_HTTP_CACHE: dict[Any, Any] = {}
+
+
+def _client_credential() -> str | dict[str, str]:
+    if settings.ENTRA_CLIENT_CERTIFICATE_PATH:
+        return {
+            "private_key": Path(settings.ENTRA_CLIENT_CERTIFICATE_PATH).read_text(),
+            "thumbprint": settings.ENTRA_CLIENT_CERTIFICATE_THUMBPRINT,
+        }
+    return settings.ENTRA_CLIENT_SECRET
+
+
+def _msal_app(token_cache: msal.TokenCache | None = None) -> msal.ConfidentialClientApplication:
+    return msal.ConfidentialClientApplication(
+        settings.ENTRA_CLIENT_ID,
+        client_credential=_client_credential(),
+        authority=settings.ENTRA_AUTHORITY,
+        token_cache=token_cache,
+        http_client=_http_client(),
+        http_cache=_MSAL_HTTP_CACHE,
+        instance_discovery=settings.ENTRA_INSTANCE_DISCOVERY,
+    )
+
+
+def _load_cache(request: HttpRequest) -> msal.SerializableTokenCache:
+    token_cache = msal.SerializableTokenCache()
+    if serialized := request.session.get(SESSION_CACHE):
+        token_cache.deserialize(serialized)
+    return token_cache
+
+
+def _save_cache(request: HttpRequest, token_cache: msal.SerializableTokenCache) -> None:
+    if token_cache.has_state_changed:
+        request.session[SESSION_CACHE] = token_cache.serialize()
+
+
+def safe_next(request: HttpRequest, candidate: str | None) -> str:
+    """Only a local path is accepted as a post-sign-in destination."""
+    if (
+        candidate
+        and candidate.startswith("/")
+        and not candidate.startswith("//")
+        and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
+        return candidate
+    return reverse("dashboard")
+
+
+def redirect_uri(request: HttpRequest) -> str:
+    return settings.ENTRA_REDIRECT_URI or request.build_absolute_uri(reverse("auth_callback"))
+
+
+def login_start(request: HttpRequest, next_url: str) -> str:
+    """Begin the auth code flow (PKCE, state, nonce by msal); returns the IdP URL."""
+    flow = _msal_app().initiate_auth_code_flow(
+        scopes=[settings.COREAPI_SCOPE], redirect_uri=redirect_uri(request)
+    )
+    request.session[SESSION_FLOW] = flow
+    request.session[SESSION_NEXT] = next_url
+    return flow["auth_uri"]
+
+
+def login_finish(request: HttpRequest, params: dict[str, str]) -> tuple[Identity, str]:
+    """Complete the flow started in this session; the flow is single-use."""
+    flow = request.session.pop(SESSION_FLOW, None)
+    next_url = request.session.pop(SESSION_NEXT, None) or reverse("dashboard")
+    if not flow:
+        raise SignInFailed(
+            "This sign-in response is not for a sign-in started here, or it was already used."
+        )
+    if params.get("error"):
+        logger.info("Sign-in refused by the identity provider: %s", params.get("error"))
+        raise SignInFailed("The identity provider did not sign you in. Please try again.")
+    token_cache = _load_cache(request)
+    try:
+        result = _msal_app(token_cache).acquire_token_by_auth_code_flow(flow, params)
+    except ValueError as exc:  # msal: state mismatch or a malformed response
+        logger.info("Sign-in callback rejected: %s", type(exc).__name__)
+        raise SignInFailed(
+            "This sign-in response does not match your sign-in. Please try again."
+        ) from exc
+    except requests.RequestException as exc:
+        logger.warning("Identity provider unreachable during sign-in: %s", type(exc).__name__)
+        raise SignInFailed(
+            "The identity provider is unavailable. Please try again shortly."
+        ) from exc
+    if "error" in result:
+        logger.info("Token redemption failed: %s", result.get("error"))
+        raise SignInFailed("The sign-in could not be completed. Please try again.")
+    identity = Identity.from_claims(result.get("id_token_claims") or {})
+    if not identity.oid or not identity.upn:
+        raise SignInFailed("The identity provider's answer lacked your user id.")
+    _save_cache(request, token_cache)
+    return identity, next_url
+
+
+def remember_identity(request: HttpRequest, identity: Identity) -> None:
+    request.session[SESSION_IDENTITY] = {
+        "oid": identity.oid,
+        "tid": identity.tid,
+        "upn": identity.upn,
+        "name": identity.name,
+        "roles": list(identity.roles),
+        "home_account_id": identity.home_account_id,
+    }
+
+
+def coreapi_token(request: HttpRequest) -> str:
+    """The signed-in user's delegated CoreAPI token, refreshed silently when needed."""
+    identity = current_identity(request)
+    if identity is None:
+        raise SignInRequired
+    token_cache = _load_cache(request)
+    app = _msal_app(token_cache)
+    accounts = app.get_accounts(username=identity.upn) or []
+    account = next(
+        (a for a in accounts if a.get("home_account_id") == identity.home_account_id),
+        accounts[0] if accounts else None,
+    )
+    if account is None:
+        raise SignInRequired
+    try:
+        result = app.acquire_token_silent([settings.COREAPI_SCOPE], account=account)
+    except requests.RequestException as exc:
+        logger.warning("Identity provider unreachable for a silent token: %s", type(exc).__name__)
+        raise SignInRequired from exc
+    _save_cache(request, token_cache)
+    if not result or "access_token" not in result:
+        raise SignInRequired
+    return result["access_token"]
+
+
+def logout_url(request: HttpRequest) -> str:
+    post_logout = settings.ENTRA_POST_LOGOUT_REDIRECT_URI or request.build_absolute_uri(
+        reverse("signed_out")
+    )
+    authority = settings.ENTRA_AUTHORITY.rstrip("/")
+    return f"{authority}/oauth2/v2.0/logout?" + urlencode({"post_logout_redirect_uri": post_logout})
+
+
+class EntraBackend(BaseBackend):
+    """Django users keyed by the Entra object id; names and roles come from the id_token."""
+
+    def authenticate(  # type: ignore[override]
+        self, request: HttpRequest | None, identity: Identity | None = None
+    ) -> AbstractBaseUser | None:
+        if identity is None:
+            return None
+        user_model = get_user_model()
+        user, _ = user_model.objects.update_or_create(
+            username=identity.oid,
+            defaults={"email": identity.upn[:254], "first_name": identity.name[:150]},
+        )
+        return user
+
+    def get_user(self, user_id: int) -> AbstractBaseUser | None:
+        return get_user_model().objects.filter(pk=user_id, is_active=True).first()

@@ -1,0 +1,269 @@
+"""Pages and htmx fragments. Every view checks sign-in itself; fragments included."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import requests
+from django.conf import settings
+from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.db import connection
+from django.db.utils import DatabaseError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.middleware import HtmxDetails
+
+from memory_ui import auth
+from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, Memory, get_client
+from memory_ui.documents import Document, parse_document
+
+logger = logging.getLogger(__name__)
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def _caller(request: HttpRequest) -> CallerAuth:
+    return CallerAuth(access_token=auth.coreapi_token(request))
+
+
+def user_agents(request: HttpRequest) -> list[Agent]:
+    """The agents this user may read, from CoreAPI; reused briefly so cards don't re-list."""
+    identity = auth.current_identity(request)
+    assert identity is not None  # views calling this are behind login_required
+    key = f"agents:{identity.oid}"
+    agents: list[Agent] | None = cache.get(key)
+    if agents is None:
+        agents = get_client().list_agents(_caller(request))
+        cache.set(key, agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
+    return agents
+
+
+def agent_by_name(request: HttpRequest, agent_name: str) -> Agent:
+    """Agent object ids come only from the user's own agent list; unknown names are 404."""
+    for agent in user_agents(request):
+        if agent.name == agent_name:
+            return agent
+    raise Http404("No agent of yours has that name.")
+
+
+def _render(
+    request: HtmxHttpRequest, template: str, fragment: str, context: dict, status: int = 200
+) -> HttpResponse:
+    name = f"{template}#{fragment}" if request.htmx else template
+    response = render(request, name, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _error_status(error: CoreAPIError) -> int:
+    """The portal's own status for a failed CoreAPI call (a gateway error unless it's the user's)."""
+    if error.status in (403, 404, 409, 429):
+        return error.status
+    if error.status == 401:
+        return 401
+    return 503 if error.status is None or error.status >= 500 else 502
+
+
+# --- sign-in -------------------------------------------------------------------------
+
+
+@require_GET
+def login_view(request: HttpRequest) -> HttpResponse:
+    next_url = auth.safe_next(request, request.GET.get("next"))
+    try:
+        return redirect(auth.login_start(request, next_url))
+    except (ValueError, requests.RequestException) as exc:
+        # msal raises these when the authority is misconfigured or can't be reached.
+        logger.warning("Could not start sign-in: %s", type(exc).__name__)
+        return render(
+            request,
+            "auth/failed.html",
+            {"message": "The sign-in service is unavailable. Please try again shortly."},
+            status=503,
+        )
+
+
+@require_GET
+@never_cache
+def callback_view(request: HttpRequest) -> HttpResponse:
+    try:
+        identity, next_url = auth.login_finish(request, request.GET.dict())
+    except auth.SignInFailed as failure:
+        return render(request, "auth/failed.html", {"message": failure.message}, status=400)
+    user = authenticate(request, identity=identity)
+    login(request, user)  # cycles the session key; the token cache stays in the session
+    auth.remember_identity(request, identity)
+    return redirect(auth.safe_next(request, next_url))
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    end_session = auth.logout_url(request)
+    logout(request)  # flushes the session and with it the token cache
+    return redirect(end_session)
+
+
+@require_GET
+def signed_out_view(request: HttpRequest) -> HttpResponse:
+    return render(request, "auth/signed_out.html")
+
+
+@require_GET
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    """For load balancers: no sign-in, no configuration or secrets in the answer."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError:
+        return JsonResponse({"status": "error", "database": "unavailable"}, status=503)
+    return JsonResponse({"status": "ok", "database": "ok"})
+
+
+# --- dashboard -----------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def dashboard(request: HtmxHttpRequest) -> HttpResponse:
+    """First paint needs only the agent list; each card then loads itself."""
+    try:
+        agents, error = user_agents(request), None
+    except CoreAPIError as exc:
+        agents, error = [], exc
+    return _render(
+        request,
+        "memory_ui/dashboard.html",
+        "agents",
+        {"agents": agents, "agents_error": error},
+        status=_error_status(error) if error else 200,
+    )
+
+
+@dataclass(frozen=True)
+class CardState:
+    memory: Memory | None
+    document: Document | None
+    error: CoreAPIError | None
+
+
+def _card(request: HttpRequest, scope: str, agent: Agent | None) -> tuple[CardState, int]:
+    try:
+        memory = get_client().get_memory(
+            _caller(request), scope, agent.object_id if agent else None
+        )
+    except CoreAPIError as exc:
+        return CardState(None, None, exc), _error_status(exc)
+    return CardState(memory, parse_document(memory.content_markdown), None), 200
+
+
+@require_GET
+@login_required
+def user_card(request: HtmxHttpRequest) -> HttpResponse:
+    state, status = _card(request, "user", None)
+    return render(
+        request,
+        "memory_ui/card.html#card",
+        {"card": state, "agent": None, "card_id": "card-user"},
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+def agent_card(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    try:
+        agent = agent_by_name(request, agent_name)
+    except CoreAPIError as exc:
+        state, status = CardState(None, None, exc), _error_status(exc)
+    else:
+        state, status = _card(request, "agent", agent)
+    return render(
+        request,
+        "memory_ui/card.html#card",
+        {
+            "card": state,
+            "agent": agent if state.error is None else None,
+            "agent_name": agent_name,
+            "card_id": f"card-agent-{agent_name}",
+        },
+        status=status,
+    )
+
+
+# --- memory pages --------------------------------------------------------------------
+
+
+def _memory_page(
+    request: HtmxHttpRequest, scope: str, agent: Agent | None, title: str
+) -> HttpResponse:
+    view = "raw" if request.GET.get("view") == "raw" else "rendered"
+    try:
+        memory = get_client().get_memory(
+            _caller(request), scope, agent.object_id if agent else None
+        )
+        error = None
+    except CoreAPIError as exc:
+        memory, error = None, exc
+    document = parse_document(memory.content_markdown) if memory else None
+    return _render(
+        request,
+        "memory_ui/memory.html",
+        "content",
+        {
+            "scope": scope,
+            "agent": agent,
+            "title": title,
+            "memory": memory,
+            "document": document,
+            "error": error,
+            "view": view,
+        },
+        status=_error_status(error) if error else 200,
+    )
+
+
+@require_GET
+@login_required
+def user_memory(request: HtmxHttpRequest) -> HttpResponse:
+    return _memory_page(request, "user", None, "What all agents remember about you")
+
+
+def _agent_or_error(request: HtmxHttpRequest, agent_name: str) -> Agent | HttpResponse:
+    try:
+        return agent_by_name(request, agent_name)
+    except CoreAPIError as exc:
+        return render(
+            request,
+            "memory_ui/memory.html",
+            {"error": exc, "title": agent_name, "scope": "agent"},
+            status=_error_status(exc),
+        )
+
+
+@require_GET
+@login_required
+def agent_memory(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    agent = _agent_or_error(request, agent_name)
+    if isinstance(agent, HttpResponse):
+        return agent
+    return _memory_page(request, "agent", agent, f"What {agent.display_name} remembers")
+
+
+@require_GET
+@login_required
+def agent_combined(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    agent = _agent_or_error(request, agent_name)
+    if isinstance(agent, HttpResponse):
+        return agent
+    return _memory_page(
+        request, "combined", agent, f"What {agent.display_name} sees: your memory and its own"
+    )

@@ -1,0 +1,241 @@
+"""Memory Portal settings, read from the environment only.
+
+Every variable is documented in README.md ("Configuration"). Defaults run the portal
+against the devstack (DESIGN 7); production sets the Entra and CoreAPI variables.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env(name: str, default: str = "") -> str:
+    """A variable, or the contents of the file named by NAME_FILE (for mounted secrets)."""
+    file_path = os.environ.get(f"{name}_FILE")
+    if file_path:
+        return Path(file_path).read_text(encoding="utf-8").strip()
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}.")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from exc
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.") from exc
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in env(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+
+SECRET_KEY = env("DJANGO_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off.")
+    SECRET_KEY = "devstack-only-insecure-secret-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+# Public https deployment: secure cookies and HSTS. Off for the http devstack.
+HTTPS = env_bool("PORTAL_HTTPS", not DEBUG)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000 if HTTPS else 0)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
+if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("PORTAL_SESSION_SECONDS", 8 * 3600)
+SESSION_COOKIE_NAME = "memory_portal_session"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "memory_ui",
+]
+# Development commands (python manage.py devstack, devstack_token). The portal's own
+# code never imports devstack; a production image can leave it out.
+if env_bool("PORTAL_DEVSTACK_COMMANDS", True):
+    INSTALLED_APPS.append("devstack")
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "memory_ui.middleware.htmx_redirects",
+    "memory_ui.middleware.htmx_messages",
+]
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "memory_ui.context_processors.portal",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sessions live server-side (database by default, or the cache when REDIS_URL is set),
+# so the msal token cache never reaches a cookie and any instance can serve any request.
+REDIS_URL = env("REDIS_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
+AUTH_USER_MODEL = "auth.User"
+AUTHENTICATION_BACKENDS = ["memory_ui.auth.EntraBackend"]
+LOGIN_URL = "auth_login"
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+# Content-Security-Policy: no inline script or style, nothing from other origins.
+# Memory markdown is written by agents from prompts, so it is treated as hostile.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "form-action": [CSP.SELF, *env_list("ENTRA_FORM_ACTION_ORIGINS")],
+    "frame-ancestors": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
+
+# --- Microsoft Entra ID (DESIGN 4) -------------------------------------------------
+DEVSTACK_TENANT_ID = "3f1b8f5e-6a2c-4d8e-9b7a-5c4d3e2f1a0b"
+ENTRA_AUTHORITY = env("ENTRA_AUTHORITY", f"https://127.0.0.1:8443/{DEVSTACK_TENANT_ID}")
+ENTRA_CLIENT_ID = env("ENTRA_CLIENT_ID", "6c9d1e2f-4b3a-4c5d-8e7f-0a1b2c3d4e5f")
+ENTRA_CLIENT_SECRET = env(
+    "ENTRA_CLIENT_SECRET", "devstack-portal-secret-not-for-production" if DEBUG else ""
+)
+# Certificate credential instead of a secret: a PEM private key and its thumbprint.
+ENTRA_CLIENT_CERTIFICATE_PATH = env("ENTRA_CLIENT_CERTIFICATE_PATH")
+ENTRA_CLIENT_CERTIFICATE_THUMBPRINT = env("ENTRA_CLIENT_CERTIFICATE_THUMBPRINT")
+# Empty: built from the request (https://<host>/auth/callback).
+ENTRA_REDIRECT_URI = env("ENTRA_REDIRECT_URI")
+ENTRA_POST_LOGOUT_REDIRECT_URI = env("ENTRA_POST_LOGOUT_REDIRECT_URI")
+# msal's instance discovery only knows Microsoft clouds; off for the devstack.
+ENTRA_INSTANCE_DISCOVERY = env_bool("ENTRA_INSTANCE_DISCOVERY", not DEBUG)
+# A CA bundle to trust for the IdP and CoreAPI (the devstack's dev CA); empty = system CAs.
+_devstack_ca = BASE_DIR / ".devstack" / "ca.pem"
+PORTAL_CA_BUNDLE = env("PORTAL_CA_BUNDLE", str(_devstack_ca) if DEBUG else "")
+SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
+
+# --- FoundationaLLM CoreAPI -----------------------------------------------------------
+COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001")
+COREAPI_INSTANCE_ID = env("COREAPI_INSTANCE_ID", "00000000-0000-0000-0000-000000000000")
+COREAPI_SCOPE = env("COREAPI_SCOPE", "api://FoundationaLLM-Core/Data.Read")
+COREAPI_APP_SCOPE = env("COREAPI_APP_SCOPE", "api://FoundationaLLM-Core/.default")
+COREAPI_CONNECT_TIMEOUT = env_float("COREAPI_CONNECT_TIMEOUT", 3.05)
+COREAPI_READ_TIMEOUT = env_float("COREAPI_READ_TIMEOUT", 10.0)
+COREAPI_GET_RETRIES = env_int("COREAPI_GET_RETRIES", 2)
+COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
+# How long the user's agent list is reused between card requests.
+PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", "INFO")},
+    "loggers": {"msal": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+}
