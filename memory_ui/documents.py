@@ -1,0 +1,312 @@
+"""Memory documents: render untrusted markdown safely, split it into entries, edit by line range.
+
+Agents write memory from prompts, so every document is untrusted input. Rendering is
+markdown-it (raw HTML off) followed by one nh3 allow-list; `render_markdown` is the only
+place in the project that marks HTML safe.
+
+Line numbers are 0-based and half-open over the document's lines, where a line ends at
+"\\n", "\\r\\n" or "\\r" (what markdown-it counts; `str.splitlines` also breaks at form
+feeds and U+2028, which would shift every line number after one of them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import pairwise
+from typing import Literal
+
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+# --- Rendering ---------------------------------------------------------------------------
+
+
+def _render_image_as_link(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    # An <img> in agent-written memory loads a URL as soon as the page opens: a tracking
+    # pixel, or a way to leak data through the query string. A link loads nothing until
+    # the user clicks it, and still goes through the sanitizer's scheme check.
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    label = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{escapeHtml(src)}">{escapeHtml(label)}</a>'
+
+
+def _render_cell_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    # markdown-it aligns table cells with style="text-align:…", which a strict CSP blocks;
+    # the align attribute says the same without inline style.
+    token = tokens[idx]
+    style = token.attrs.pop("style", None)
+    if isinstance(style, str) and style.startswith("text-align:"):
+        token.attrSet("align", style.removeprefix("text-align:"))
+    return self.renderToken(tokens, idx, options, env)
+
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+_MARKDOWN.add_render_rule("image", _render_image_as_link)
+_MARKDOWN.add_render_rule("th_open", _render_cell_open)
+_MARKDOWN.add_render_rule("td_open", _render_cell_open)
+
+_LANGUAGE_CLASS = re.compile(r"language-[\w+#.-]+")
+
+
+def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
+    # Fenced code carries class="language-…"; any other class could borrow the portal's CSS.
+    if tag == "code" and attribute == "class":
+        return value if _LANGUAGE_CLASS.fullmatch(value) else None
+    return value
+
+
+_ALIGN = {"left", "center", "right"}
+_CLEANER = nh3.Cleaner(
+    # Exactly what the markdown above can produce, nothing more (no img: see above).
+    tags={
+        *("p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "code", "hr", "br"),
+        *("ul", "ol", "li", "em", "strong", "s", "del", "a"),
+        *("table", "thead", "tbody", "tr", "th", "td"),
+    },
+    attributes={"a": {"href", "title"}, "code": {"class"}, "ol": {"start"}},
+    tag_attribute_values={"th": {"align": _ALIGN}, "td": {"align": _ALIGN}},
+    attribute_filter=_filter_attribute,
+    url_schemes={"http", "https", "mailto"},
+    # A relative URL would resolve against the portal itself (including //host, which
+    # leaves it); memory has no base of its own, so such links keep only their text.
+    url_relative="deny",
+    link_rel="noopener noreferrer nofollow",
+)
+
+
+def render_markdown(text: str) -> SafeString:
+    """Untrusted markdown to HTML that is safe to insert into a page."""
+    # The only mark_safe in the project: raw HTML is off in markdown-it and whatever it
+    # emits passes the allow-list above.
+    return mark_safe(_CLEANER.clean(_MARKDOWN.render(text)))  # noqa: S308
+
+
+# --- Parsing -----------------------------------------------------------------------------
+
+
+class OutOfRangeError(ValueError):
+    """An entry index or line range that does not exist in the document."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    index: int
+    kind: Literal["added", "imported", "preamble"]
+    timestamp: datetime | None
+    reason: str | None
+    operation_id: str | None
+    session_id: str | None
+    body: str
+    start_line: int
+    end_line: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListItem:
+    start_line: int
+    end_line: int
+    depth: int  # 0 for a top-level item, 1 for an item nested in one, and so on
+    text: str  # the item's exact source lines, nested items included
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    text: str
+    entries: list[Entry]  # empty when the document is not structured
+    list_items: list[ListItem]  # only for documents that are not structured
+
+    @property
+    def structured(self) -> bool:
+        return bool(self.entries)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.text.encode())
+
+    @property
+    def entry_count(self) -> int:
+        if self.structured:
+            return len(self.entries)
+        if not self.text.strip():
+            return 0
+        return sum(item.depth == 0 for item in self.list_items) or 1
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_HEADING = re.compile(r"(?P<kind>Added|Imported)\s+(?P<rest>\d.*)", re.IGNORECASE)
+# The emulator writes an em dash; people typing by hand write " - " or " -- ".
+_REASON_SEPARATOR = re.compile(r"\s*\u2014\s*|\s+--?\s+")
+_PROVENANCE = re.compile(
+    r">\s*(?:operation:\s*(?P<operation>[^\u00b7]*?)\s*)?(?:\u00b7\s*)?"
+    r"(?:session:\s*(?P<session>.*?))?\s*",
+    re.IGNORECASE,
+)
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*(?:\r\n|\r|\n))+")
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE.findall(text)
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _parse_timestamp(raw: str) -> datetime | None:
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    # Appends are stamped in UTC; a timestamp without an offset is most likely UTC too.
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _entry(
+    index: int, lines: list[str], start: int, end: int, heading_end: int, match: re.Match[str]
+) -> Entry:
+    stamp, *rest = _REASON_SEPARATOR.split(match["rest"], maxsplit=1)
+    reason = rest[0].strip() if rest else ""
+    body_start = heading_end
+    while body_start < end and _is_blank(lines[body_start]):
+        body_start += 1
+    provenance = None
+    if body_start < end:
+        provenance = _PROVENANCE.fullmatch(lines[body_start].rstrip("\r\n"))
+    operation_id = session_id = None
+    if provenance and (provenance["operation"] or provenance["session"]):
+        operation_id, session_id = provenance["operation"] or None, provenance["session"] or None
+        body_start += 1
+    return Entry(
+        index=index,
+        kind="added" if match["kind"].lower() == "added" else "imported",
+        timestamp=_parse_timestamp(stamp.strip()),
+        reason=reason or None,
+        operation_id=operation_id,
+        session_id=session_id,
+        body=_body(lines[body_start:end]),
+        start_line=start,
+        end_line=end,
+        source="".join(lines[start:end]),
+    )
+
+
+def _body(lines: list[str]) -> str:
+    # Strip surrounding blank lines but keep the first line's indentation (indented code).
+    return _LEADING_BLANK_LINES.sub("", "".join(lines)).rstrip()
+
+
+def parse_document(text: str) -> Document:
+    """Split a memory document at its `## Added …` / `## Imported …` headings.
+
+    Headings are found among markdown-it's top-level tokens, so a heading inside a fenced
+    code block, a quote or a list never splits an entry.
+    """
+    lines = _lines(text)
+    tokens = _MARKDOWN.parse(text)
+    headings: list[tuple[int, int, re.Match[str]]] = []
+    for opening, inline in pairwise(tokens):
+        if opening.type == "heading_open" and opening.tag == "h2" and opening.level == 0:
+            match = _HEADING.fullmatch(inline.content.strip())
+            if match and opening.map:
+                headings.append((opening.map[0], opening.map[1], match))
+    if not headings:
+        return Document(text=text, entries=[], list_items=_list_items(tokens, lines))
+
+    entries: list[Entry] = []
+    first_start = headings[0][0]
+    if any(not _is_blank(line) for line in lines[:first_start]):
+        entries.append(
+            Entry(
+                index=0,
+                kind="preamble",
+                timestamp=None,
+                reason=None,
+                operation_id=None,
+                session_id=None,
+                body=_body(lines[:first_start]),
+                start_line=0,
+                end_line=first_start,
+                source="".join(lines[:first_start]),
+            )
+        )
+    ends = [start for start, _, _ in headings[1:]] + [len(lines)]
+    for (start, heading_end, match), end in zip(headings, ends, strict=True):
+        entries.append(_entry(len(entries), lines, start, end, heading_end, match))
+    return Document(text=text, entries=entries, list_items=[])
+
+
+def _list_items(tokens: list[Token], lines: list[str]) -> list[ListItem]:
+    items: list[ListItem] = []
+    depth = 0
+    for token in tokens:
+        if token.type == "list_item_open" and token.map:
+            start, end = token.map
+            items.append(ListItem(start, end, depth, "".join(lines[start:end])))
+            depth += 1
+        elif token.type == "list_item_close":
+            depth -= 1
+    return items
+
+
+# --- Editing -----------------------------------------------------------------------------
+
+
+def remove_entry(text: str, index: int) -> str:
+    """The document without entry `index` (as numbered by `parse_document`)."""
+    entries = parse_document(text).entries
+    if not 0 <= index < len(entries):
+        raise OutOfRangeError(f"entry {index} does not exist; the document has {len(entries)}")
+    entry = entries[index]
+    return remove_lines(text, entry.start_line, entry.end_line)
+
+
+def remove_lines(text: str, start_line: int, end_line: int) -> str:
+    """The document without lines [start_line, end_line); only the seam's blank lines change.
+
+    At most one blank line is left where the lines were, and only if there was one next to
+    them, so removing an item from a tight list keeps it tight. No blank lines are left at
+    the start or end, and the document ends in a newline exactly when it did before.
+    """
+    lines = _lines(text)
+    if not 0 <= start_line < end_line <= len(lines):
+        raise OutOfRangeError(
+            f"lines {start_line}-{end_line} are not within the document's {len(lines)} lines"
+        )
+    before, removed, after = lines[:start_line], lines[start_line:end_line], lines[end_line:]
+    # A blank line touching the removed range, kept as the separator if one is needed.
+    edges = before[-1:] + removed[:1] + removed[-1:] + after[:1]
+    seam = [line for line in edges if _is_blank(line)][:1]
+    while before and _is_blank(before[-1]):
+        before.pop()
+    while after and _is_blank(after[0]):
+        after.pop(0)
+
+    if not after:
+        result = "".join(before)
+        if text.endswith(("\n", "\r")):
+            return result
+        # The last line had no newline; neither does the new last line.
+        return result.removesuffix("\n").removesuffix("\r")
+    return "".join(before + (seam if before else []) + after)
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the document, to notice that it changed since the user loaded it."""
+    return hashlib.sha256(text.encode()).hexdigest()

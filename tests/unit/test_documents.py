@@ -1,0 +1,420 @@
+"""Splitting memory documents into entries and deleting them byte for byte."""
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory_ui.documents import (
+    OutOfRangeError,
+    content_hash,
+    parse_document,
+    remove_entry,
+    remove_lines,
+)
+
+
+def append(
+    document: str,
+    body: str,
+    stamp: str,
+    *,
+    heading: str = "Added",
+    reason: str | None = None,
+    operation: str | None = None,
+    session: str | None = None,
+) -> str:
+    """What the CoreAPI emulator does on append (DESIGN 6)."""
+    text = document.rstrip()
+    if text:
+        text += "\n\n"
+    text += f"## {heading} {stamp}" + (f" \u2014 {reason}" if reason else "") + "\n"
+    provenance = [f"operation: {operation}"] * bool(operation) + [f"session: {session}"] * bool(
+        session
+    )
+    if provenance:
+        text += "> " + " \u00b7 ".join(provenance) + "\n"
+    return text + "\n" + body.strip() + "\n"
+
+
+def emulator_document() -> str:
+    text = append("", "Alice prefers aisle seats.", "2026-10-02T16:40:55Z")
+    text = append(
+        text,
+        "- Vegetarian\n- Allergic to peanuts\n",
+        "2026-10-03T08:00:00Z",
+        reason="dietary needs",
+        operation="op-1",
+        session="sess-9",
+    )
+    text = append(text, "Works from Lisbon.", "2026-10-04T09:30:00Z", operation="op-2")
+    text = append(text, "Prefers email.", "2026-10-05T10:00:00Z", session="sess-10")
+    return append(text, "# Notes\n\nImported text.", "2026-10-06T11:00:00Z", heading="Imported")
+
+
+def test_emulator_appends_and_imports() -> None:
+    text = emulator_document()
+
+    document = parse_document(text)
+
+    assert document.structured
+    assert [entry.index for entry in document.entries] == [0, 1, 2, 3, 4]
+    assert [entry.kind for entry in document.entries] == ["added"] * 4 + ["imported"]
+    first, second, third, fourth, imported = document.entries
+    assert first.timestamp == datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC)
+    assert (first.reason, first.operation_id, first.session_id) == (None, None, None)
+    assert first.body == "Alice prefers aisle seats."
+    assert (first.start_line, first.end_line) == (0, 4)
+    assert first.source == "## Added 2026-10-02T16:40:55Z\n\nAlice prefers aisle seats.\n\n"
+    assert (second.reason, second.operation_id, second.session_id) == (
+        "dietary needs",
+        "op-1",
+        "sess-9",
+    )
+    assert second.body == "- Vegetarian\n- Allergic to peanuts"
+    assert (third.reason, third.operation_id, third.session_id) == (None, "op-2", None)
+    assert (fourth.operation_id, fourth.session_id) == (None, "sess-10")
+    assert fourth.body == "Prefers email."
+    assert imported.timestamp == datetime(2026, 10, 6, 11, 0, tzinfo=UTC)
+    assert imported.body == "# Notes\n\nImported text."
+    assert imported.end_line == len(text.splitlines())
+    assert "".join(entry.source for entry in document.entries) == text
+    assert document.list_items == []
+
+
+def test_stats() -> None:
+    text = append("", "Café \u2014 naïve", "2026-10-02T16:40:55Z")
+
+    document = parse_document(text)
+
+    assert document.size_bytes == len(text.encode("utf-8")) > len(text)
+    assert document.entry_count == 1
+    assert parse_document(emulator_document()).entry_count == 5
+
+
+def test_text_before_the_first_heading_is_a_preamble() -> None:
+    text = append("My own notes.\n\nMore notes.", "Appended.", "2026-10-02T16:40:55Z")
+
+    document = parse_document(text)
+
+    preamble, added = document.entries
+    assert preamble.kind == "preamble"
+    assert (preamble.index, preamble.start_line, preamble.end_line) == (0, 0, 4)
+    assert preamble.timestamp is None
+    assert preamble.body == "My own notes.\n\nMore notes."
+    assert added.index == 1
+    assert added.body == "Appended."
+    assert document.entry_count == 2
+
+
+def test_blank_lines_before_the_first_heading_are_no_preamble() -> None:
+    document = parse_document("\n\n## Added 2026-10-02T16:40:55Z\n\nx\n")
+
+    assert [entry.kind for entry in document.entries] == ["added"]
+    assert document.entries[0].start_line == 2
+
+
+def test_headings_inside_code_quotes_and_lists_do_not_split() -> None:
+    body = "\n".join(
+        [
+            "```markdown",
+            "## Added 2026-01-01T00:00:00Z",
+            "```",
+            "",
+            "~~~",
+            "## Imported 2026-01-01T00:00:00Z",
+            "~~~",
+            "",
+            "> ## Added 2026-01-01T00:00:00Z",
+            "",
+            "- ## Added 2026-01-01T00:00:00Z",
+            "",
+            "    ## Added 2026-01-01T00:00:00Z",
+        ]
+    )
+    text = append(append("", body, "2026-10-02T16:40:55Z"), "Next.", "2026-10-03T16:40:55Z")
+
+    document = parse_document(text)
+
+    assert len(document.entries) == 2
+    assert document.entries[0].body == body
+    assert document.entries[1].body == "Next."
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["## Additional notes", "## Added to favourites", "# Added 2026-10-02T16:40:55Z", "## Added"],
+)
+def test_other_headings_are_not_entries(heading: str) -> None:
+    document = parse_document(f"{heading}\n\nSome text.\n")
+
+    assert not document.structured
+    assert document.entries == []
+    assert document.entry_count == 1
+
+
+def test_crlf_document() -> None:
+    text = emulator_document().replace("\n", "\r\n")
+
+    document = parse_document(text)
+
+    assert len(document.entries) == 5
+    second = document.entries[1]
+    assert (second.reason, second.operation_id, second.session_id) == (
+        "dietary needs",
+        "op-1",
+        "sess-9",
+    )
+    assert second.body == "- Vegetarian\r\n- Allergic to peanuts"
+    assert "".join(entry.source for entry in document.entries) == text
+    assert [(e.start_line, e.end_line) for e in document.entries] == [
+        (e.start_line, e.end_line) for e in parse_document(emulator_document()).entries
+    ]
+
+
+def test_no_trailing_newline_and_trailing_whitespace() -> None:
+    text = "## Added 2026-10-02T16:40:55Z \u2014 tea   \n> operation: op-1   \n\nLikes tea."
+
+    (entry,) = parse_document(text).entries
+
+    assert entry.reason == "tea"
+    assert entry.operation_id == "op-1"
+    assert entry.body == "Likes tea."
+    assert entry.source == text
+
+
+@pytest.mark.parametrize(
+    ("heading", "timestamp", "reason"),
+    [
+        ("## Added 2026-10-02T16:40:55Z", datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC), None),
+        ("## Added 2026-10-02T16:40:55+00:00", datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC), None),
+        (
+            "## Added 2026-10-02T16:40:55.123456Z",
+            datetime(2026, 10, 2, 16, 40, 55, 123456, tzinfo=UTC),
+            None,
+        ),
+        (
+            "## Added 2026-10-02T18:40:55+02:00 - travel",
+            datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC),
+            "travel",
+        ),
+        (
+            "## Imported 2026-10-02 16:40:55 -- from export",
+            datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC),
+            "from export",
+        ),
+        (
+            "## Added 2026-10-02T16:40:55Z\u2014tight",
+            datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC),
+            "tight",
+        ),
+        ("## added 2026-13-45T99:00:00Z \u2014 bad clock", None, "bad clock"),
+        (
+            "## Added 2026-10-02T16:40:55Z \u2014 a - b \u2014 c",
+            datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC),
+            "a - b \u2014 c",
+        ),
+        ("Added 2026-10-02T16:40:55Z\n---", datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC), None),
+    ],
+)
+def test_heading_variants(heading: str, timestamp: datetime | None, reason: str | None) -> None:
+    (entry,) = parse_document(f"{heading}\n\nBody.\n").entries
+
+    assert entry.timestamp == timestamp
+    assert entry.timestamp is None or entry.timestamp.utcoffset() == timedelta(0)
+    assert entry.reason == reason
+    assert entry.body == "Body."
+
+
+def test_timestamps_are_converted_to_utc() -> None:
+    (entry,) = parse_document("## Added 2026-10-02T10:40:55-06:00\n\nx\n").entries
+
+    assert entry.timestamp is not None
+    assert entry.timestamp.tzinfo == UTC
+    assert entry.timestamp == datetime(2026, 10, 2, 16, 40, 55, tzinfo=UTC)
+
+
+def test_a_quote_that_is_not_provenance_stays_in_the_body() -> None:
+    (entry,) = parse_document("## Added 2026-10-02T16:40:55Z\n> A quote.\n\nText.\n").entries
+
+    assert (entry.operation_id, entry.session_id) == (None, None)
+    assert entry.body == "> A quote.\n\nText."
+
+
+def test_indented_code_at_the_start_of_a_body_keeps_its_indentation() -> None:
+    (entry,) = parse_document("## Added 2026-10-02T16:40:55Z\n\n    code\n").entries
+
+    assert entry.body == "    code"
+
+
+UNSTRUCTURED = """\
+Things I know about Alice:
+
+- Likes tea
+- Travels a lot
+  - Prefers aisle seats
+  - Avoids red-eyes
+
+- Vegetarian
+"""
+
+
+def test_unstructured_document_lists_its_items_with_line_ranges() -> None:
+    document = parse_document(UNSTRUCTURED)
+
+    assert not document.structured
+    assert document.entries == []
+    assert [(i.start_line, i.end_line, i.depth) for i in document.list_items] == [
+        (2, 3, 0),
+        (3, 7, 0),
+        (4, 5, 1),
+        (5, 7, 1),
+        (7, 8, 0),
+    ]
+    assert document.list_items[2].text == "  - Prefers aisle seats\n"
+    assert document.list_items[1].text.startswith("- Travels a lot\n  - Prefers")
+    assert document.entry_count == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "count"), [("", 0), ("  \n\n", 0), ("Just a sentence.", 1), ("1. a\n2. b\n", 2)]
+)
+def test_unstructured_entry_count(text: str, count: int) -> None:
+    assert parse_document(text).entry_count == count
+
+
+def test_remove_a_middle_entry_keeps_the_others_byte_for_byte() -> None:
+    text = emulator_document()
+    entries = parse_document(text).entries
+
+    result = remove_entry(text, 2)
+
+    assert result == "".join(entry.source for entry in entries if entry.index != 2)
+    assert [e.source for e in parse_document(result).entries] == [
+        e.source for e in entries if e.index != 2
+    ]
+
+
+def test_remove_first_and_last_entries() -> None:
+    text = emulator_document()
+    entries = parse_document(text).entries
+
+    assert remove_entry(text, 0) == "".join(e.source for e in entries[1:])
+    without_last = remove_entry(text, 4)
+    assert without_last == "".join(e.source for e in entries[:4]).removesuffix("\n")
+    assert without_last.endswith("Prefers email.\n")
+
+
+def test_remove_the_preamble_leaves_no_leading_blank_lines() -> None:
+    text = append("My notes.\n\n\n", "Appended.", "2026-10-02T16:40:55Z")
+
+    assert remove_entry(text, 0) == "## Added 2026-10-02T16:40:55Z\n\nAppended.\n"
+
+
+def test_remove_the_only_entry_leaves_an_empty_document() -> None:
+    assert remove_entry(append("", "x", "2026-10-02T16:40:55Z"), 0) == ""
+
+
+def test_remove_entry_keeps_crlf() -> None:
+    text = emulator_document().replace("\n", "\r\n")
+
+    result = remove_entry(text, 4)
+
+    assert result == remove_entry(emulator_document(), 4).replace("\n", "\r\n")
+    assert result.endswith("Prefers email.\r\n")
+
+
+def test_remove_last_entry_without_trailing_newline() -> None:
+    text = "## Added 2026-10-02T16:40:55Z\n\nA\n\n## Added 2026-10-03T16:40:55Z\n\nB"
+
+    assert remove_entry(text, 1) == "## Added 2026-10-02T16:40:55Z\n\nA"
+    assert remove_entry(text, 0) == "## Added 2026-10-03T16:40:55Z\n\nB"
+
+
+def test_remove_entries_written_without_blank_lines() -> None:
+    text = "## Added 2026-10-02T16:40:55Z\nA\n## Added 2026-10-03T16:40:55Z\nB\n## Added 2026-10-04T16:40:55Z\nC\n"
+
+    assert remove_entry(text, 1) == (
+        "## Added 2026-10-02T16:40:55Z\nA\n## Added 2026-10-04T16:40:55Z\nC\n"
+    )
+
+
+def test_remove_entry_with_unicode_line_separators_in_the_body() -> None:
+    # U+2028 and form feeds are not line breaks in markdown; line numbers must not shift.
+    text = append(append("", "a\u2028b\x0cc", "2026-10-02T16:40:55Z"), "d", "2026-10-03T16:40:55Z")
+
+    assert remove_entry(text, 1) == "## Added 2026-10-02T16:40:55Z\n\na\u2028b\x0cc\n"
+
+
+def test_remove_an_item_from_a_tight_list_keeps_it_tight() -> None:
+    document = parse_document(UNSTRUCTURED)
+    aisle = document.list_items[2]
+
+    result = remove_lines(UNSTRUCTURED, aisle.start_line, aisle.end_line)
+
+    assert result == UNSTRUCTURED.replace("  - Prefers aisle seats\n", "")
+
+
+def test_remove_a_nested_item_before_a_blank_line() -> None:
+    red_eyes = parse_document(UNSTRUCTURED).list_items[3]
+
+    result = remove_lines(UNSTRUCTURED, red_eyes.start_line, red_eyes.end_line)
+
+    assert result == UNSTRUCTURED.replace("  - Avoids red-eyes\n", "")
+
+
+def test_remove_the_first_and_last_items() -> None:
+    items = parse_document(UNSTRUCTURED).list_items
+
+    assert remove_lines(UNSTRUCTURED, items[0].start_line, items[0].end_line) == (
+        UNSTRUCTURED.replace("- Likes tea\n", "")
+    )
+    assert remove_lines(UNSTRUCTURED, items[4].start_line, items[4].end_line) == (
+        UNSTRUCTURED.replace("\n- Vegetarian\n", "")
+    )
+
+
+def test_remove_lines_leaves_at_most_one_blank_line_at_the_seam() -> None:
+    text = "A\n\n\nB\n\n\nC\n"
+
+    assert remove_lines(text, 3, 4) == "A\n\nC\n"
+    assert remove_lines(text, 0, 1) == "B\n\n\nC\n"
+    assert remove_lines(text, 6, 7) == "A\n\n\nB\n"
+
+
+def test_remove_everything() -> None:
+    assert remove_lines("A\nB\n", 0, 2) == ""
+
+
+@pytest.mark.parametrize("index", [-1, 5, 99])
+def test_remove_entry_out_of_range(index: int) -> None:
+    with pytest.raises(OutOfRangeError, match="does not exist"):
+        remove_entry(emulator_document(), index)
+
+
+def test_remove_entry_from_an_unstructured_document() -> None:
+    with pytest.raises(ValueError, match="entry 0"):
+        remove_entry(UNSTRUCTURED, 0)
+
+
+@pytest.mark.parametrize(("start", "end"), [(-1, 1), (2, 2), (3, 2), (0, 9), (8, 9)])
+def test_remove_lines_out_of_range(start: int, end: int) -> None:
+    with pytest.raises(OutOfRangeError):
+        remove_lines(UNSTRUCTURED, start, end)
+
+
+def test_content_hash() -> None:
+    text = emulator_document()
+
+    assert content_hash(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert content_hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert content_hash("caf\u00e9") != content_hash("cafe\u0301")
+    assert content_hash(text + " ") != content_hash(text)
+
+
+def test_blank_lines_inside_the_removed_entry_do_not_reach_the_seam() -> None:
+    text = "## Added 2026-10-02T16:40:55Z\nA\n## Added 2026-10-03T16:40:55Z\nB\n\nC\n## Added 2026-10-04T16:40:55Z\nD\n"
+
+    assert remove_entry(text, 1) == (
+        "## Added 2026-10-02T16:40:55Z\nA\n## Added 2026-10-04T16:40:55Z\nD\n"
+    )
