@@ -1,0 +1,1 @@
+"""Memory Portal app: views, CoreAPI client, markdown documents and audit."""
