@@ -404,12 +404,13 @@ class IdentityProvider:
             if raw_scope
             else None
         )
-        redemption = self.store.refresh_tokens.redeem(refresh_token)
+        # Entra rotates refresh tokens but keeps the previous one valid until it expires,
+        # so two requests refreshing at once (parallel htmx cards) both succeed.
+        redemption = self.store.refresh_tokens.lookup(refresh_token)
         grant = self._redeemed(redemption, "refresh token", lambda g: g.family)
         if grant.client_id != client.client_id:
-            # Spent all the same: another client holding it means it has leaked.
             raise _invalid_grant("The refresh token was issued to another client.", 70000)
-        # Rotation: the client gets a new refresh token every time, the old one is spent.
+        # Rotation: the client gets a new refresh token every time.
         return self._user_tokens(
             client, grant, grant.scopes if scopes is None else scopes, None, True
         )

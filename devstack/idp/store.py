@@ -69,6 +69,18 @@ class OneTimeTable[T]:
             self._spent[key] = (max(expires, now + REUSE_MEMORY), value)
             return Redemption(Outcome.VALID, value)
 
+    def lookup(self, secret: str) -> Redemption[T]:
+        """Check a secret without spending it (refresh tokens: Entra keeps them usable)."""
+        key = _digest(secret)
+        with self._lock:
+            entry = self._live.get(key)
+            if entry is None:
+                return Redemption(Outcome.UNKNOWN)
+            expires, value = entry
+            if self.clock() >= expires:
+                return Redemption(Outcome.EXPIRED)
+            return Redemption(Outcome.VALID, value)
+
     def revoke(self, matches: Callable[[T], bool]) -> None:
         with self._lock:
             for key in [k for k, (_, value) in self._live.items() if matches(value)]:

@@ -326,17 +326,16 @@ def test_silent_refresh_rotates_the_refresh_token(
     assert refreshed["token_source"] == "identity_provider"
     assert refreshed["access_token"] != first["access_token"]
     assert refreshed["refresh_token"] != first["refresh_token"]
-    replay = post_token(
+    # As with Entra, the previous refresh token stays usable until it expires: two
+    # requests refreshing at the same moment must not sign the user out.
+    again = post_token(
         http,
         endpoint("oauth2/v2.0/token"),
         {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
         demo,
     )
-    assert assert_json_error(replay, 400, "invalid_grant")["error_codes"] == [54005]
-    # The replay revoked the whole sign-in, including the newest refresh token.
-    after_replay = portal_app.acquire_token_silent_with_error([DATA_READ], account)
-    assert after_replay is not None
-    assert after_replay["error"] == "invalid_grant"
+    assert again.status_code == 200
+    assert again.json()["refresh_token"] not in (first["refresh_token"], refreshed["refresh_token"])
 
 
 def test_refresh_token_is_bound_to_its_client(

@@ -116,7 +116,7 @@ def test_combined_view_shows_user_and_agent_memory(alice: Client):
     assert "aisle seats" in html  # travel-planner's own
 
 
-def test_agent_the_user_cannot_read_is_404(alice: Client, bob: Client):
+def test_agent_the_user_cannot_read_is_404(alice: Client):
     assert alice.get("/memory/agents/finance-insights").status_code == 404
     assert alice.get("/memory/agents/no-such-agent").status_code == 404
     assert alice.get("/cards/agents/no-such-agent", **HTMX).status_code == 404
