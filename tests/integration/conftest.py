@@ -30,7 +30,12 @@ def _reset_portal_caches() -> None:
 
 @pytest.fixture
 def portal(
-    settings, idp: RunningServer, coreapi: RunningServer, pki: Pki, demo: Fixtures
+    settings,
+    static_from_finders,
+    idp: RunningServer,
+    coreapi: RunningServer,
+    pki: Pki,
+    demo: Fixtures,
 ) -> Iterator[None]:
     """Point the portal's settings at the devstack servers started for this test session."""
     settings.ENTRA_AUTHORITY = f"{idp.url}/{demo.tenant_id}"
