@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
-from devstack.config import Fixtures, fixtures
+from devstack.config import Client, Fixtures, User, fixtures, issuer
 from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer
+from devstack.tokens import ACCESS_TOKEN_LIFETIME, app_access_token, delegated_access_token
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +38,62 @@ def idp(devstack_home: Path, pki: Pki) -> Iterator[RunningServer]:
     server = idp_module.start(home=devstack_home)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def static_from_finders(settings) -> None:
+    """Tests don't run collectstatic, so serve static files from the finders."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(scope="session")
+def coreapi(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
+    """The CoreAPI emulator over the session's state folder, seeded with the demo memory.
+
+    No faults unless a test switches them on (`devstack.coreapi.emulator(coreapi).faults`):
+    DEVSTACK_COREAPI_FAULT_* in the developer's environment must not leak into tests.
+    """
+    server = coreapi_module.start(
+        home=devstack_home, idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
+    )
+    yield server
+    server.stop()
+
+
+@dataclass(frozen=True)
+class TokenMinter:
+    """CoreAPI access tokens signed with the devstack IdP's key (what the IdP would issue)."""
+
+    pki: Pki
+    demo: Fixtures
+    issuer: str
+
+    def user_for(self, upn: str) -> User:
+        """A demo user, or an ad-hoc one (oid derived from the UPN) for isolated test data."""
+        oid = str(uuid.uuid5(uuid.NAMESPACE_URL, upn.casefold()))
+        return self.demo.user(upn) or User(upn=upn, name=f"Test {upn.split('@')[0]}", oid=oid)
+
+    def delegated(
+        self,
+        who: str | User,
+        scopes: tuple[str, ...] | None = None,
+        lifetime: int = ACCESS_TOKEN_LIFETIME,
+    ) -> str:
+        user = who if isinstance(who, User) else self.user_for(who)
+        return delegated_access_token(
+            self.pki, self.demo, self.issuer, user, self.demo.portal, scopes, lifetime
+        )
+
+    def app(self, client: Client | None = None, lifetime: int = ACCESS_TOKEN_LIFETIME) -> str:
+        """Client credentials of `client` (default: the portal's service principal)."""
+        return app_access_token(
+            self.pki, self.demo, self.issuer, client or self.demo.portal, lifetime
+        )
+
+
+@pytest.fixture(scope="session")
+def coreapi_tokens(pki: Pki, demo: Fixtures, idp: RunningServer) -> TokenMinter:
+    return TokenMinter(pki, demo, issuer(idp.url, demo.tenant_id))

@@ -1,0 +1,294 @@
+"""OpenAPI 3.1 description of what the emulator serves (GET /openapi.json, no auth)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PROBLEM = {"$ref": "#/components/schemas/ProblemDetails"}
+_VALIDATION = {"$ref": "#/components/schemas/ValidationProblemDetails"}
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_NULLABLE_DATETIME = {"type": ["string", "null"], "format": "date-time"}
+
+
+def _problem(description: str, schema: dict[str, Any] = _PROBLEM) -> dict[str, Any]:
+    return {"description": description, "content": {"application/problem+json": {"schema": schema}}}
+
+
+def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_COMMON_ERRORS: dict[str, Any] = {
+    "401": _problem("Missing or invalid bearer token (WWW-Authenticate: Bearer error=...)."),
+    "403": {
+        "description": "Wrong instance id (text/plain `Access denied. Invalid instance ID.`), "
+        "missing Data.Read scope, refused identity substitution, or no access to the agent.",
+        "content": {
+            "text/plain": {"schema": {"type": "string"}},
+            "application/problem+json": {"schema": _PROBLEM},
+        },
+    },
+    "429": _json(
+        "Throttled (fault injection); see Retry-After.", {"$ref": "#/components/schemas/Quota"}
+    ),
+    "500": _problem("Internal error (fault injection)."),
+    "503": _problem("Identity provider unreachable, storage busy, or fault injection."),
+}
+
+
+def _errors(*extra: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {**_COMMON_ERRORS, **dict(extra)}
+
+
+_SCOPES = ["user", "agent", "combined"]
+_SCOPE_QUERY = {
+    "name": "scope",
+    "in": "query",
+    "schema": {"type": "string", "enum": _SCOPES, "default": "combined"},
+}
+_AGENT_QUERY = {
+    "name": "agentObjectId",
+    "in": "query",
+    "required": False,
+    "description": "Required for scope=agent; optional agent part of scope=combined.",
+    "schema": {"type": "string"},
+}
+_INSTANCE = {"name": "instanceId", "in": "path", "required": True, "schema": {"type": "string"}}
+_IDENTITY_HEADER = {
+    "name": "X-USER-IDENTITY",
+    "in": "header",
+    "required": False,
+    "description": "UnifiedUserIdentity JSON; honoured only for app-only tokens of the "
+    "substitution principal, ignored for delegated tokens.",
+    "schema": {"type": "string"},
+}
+_BAD_REQUEST = ("400", _problem("Validation error.", _VALIDATION))
+_AGENT_UNKNOWN = ("404", _problem("The agent does not exist."))
+_MEMORY_OK = {"200": _json("The document.", {"$ref": "#/components/schemas/MemoryResponse"})}
+
+
+def _write_body(schema: str) -> dict[str, Any]:
+    return {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+    }
+
+
+def _write_operation(summary: str, schema: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "parameters": [_INSTANCE, _IDENTITY_HEADER],
+            "requestBody": _write_body(schema),
+            "responses": {
+                **_MEMORY_OK,
+                **_errors(
+                    _BAD_REQUEST,
+                    _AGENT_UNKNOWN,
+                    ("413", _problem("Body larger than 2 MiB.")),
+                    ("415", _problem("Body is not UTF-8 application/json.")),
+                ),
+            },
+        }
+    }
+
+
+_SCHEMAS: dict[str, Any] = {
+    "MemoryResponse": {
+        "type": "object",
+        "required": ["scope", "upn", "content_markdown"],
+        "properties": {
+            "scope": {"type": "string", "enum": ["user", "agent", "combined"]},
+            "upn": {"type": "string"},
+            "user_name": _NULLABLE_STRING,
+            "name": _NULLABLE_STRING,
+            "agent_object_id": _NULLABLE_STRING,
+            "agent_name": _NULLABLE_STRING,
+            "content_markdown": {"type": "string"},
+            "created_on": _NULLABLE_DATETIME,
+            "updated_on": _NULLABLE_DATETIME,
+        },
+    },
+    "AppendMemoryRequest": {
+        "type": "object",
+        "required": ["scope", "content_markdown"],
+        "properties": {
+            "scope": {"type": "string", "enum": ["user", "agent"]},
+            "agent_object_id": _NULLABLE_STRING,
+            "agent_name": _NULLABLE_STRING,
+            "content_markdown": {"type": "string", "pattern": r"\S"},
+            "reason": _NULLABLE_STRING,
+            "operation_id": _NULLABLE_STRING,
+            "session_id": _NULLABLE_STRING,
+        },
+    },
+    "ClearMemoryRequest": {
+        "type": "object",
+        "required": ["scope", "confirm"],
+        "properties": {
+            "scope": {"type": "string", "enum": ["user", "agent"]},
+            "agent_object_id": _NULLABLE_STRING,
+            "confirm": {"const": True},
+        },
+    },
+    "ImportMemoryRequest": {
+        "type": "object",
+        "required": ["scope", "content_markdown"],
+        "properties": {
+            "scope": {"type": "string", "enum": ["user", "agent"]},
+            "agent_object_id": _NULLABLE_STRING,
+            "content_markdown": {"type": "string", "pattern": r"\S"},
+            "mode": {"type": "string", "enum": ["append", "replace"], "default": "append"},
+        },
+    },
+    "ProblemDetails": {
+        "type": "object",
+        "required": ["type", "title", "status", "traceId"],
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "traceId": {"type": "string"},
+        },
+    },
+    "ValidationProblemDetails": {
+        "allOf": [
+            _PROBLEM,
+            {
+                "type": "object",
+                "required": ["errors"],
+                "properties": {
+                    "errors": {
+                        "type": "object",
+                        "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                    }
+                },
+            },
+        ]
+    },
+    "Quota": {
+        "type": "object",
+        "required": [
+            "quota_name",
+            "quota_context",
+            "quota_exceeded",
+            "time_until_retry_seconds",
+        ],
+        "properties": {
+            "quota_name": {"type": "string"},
+            "quota_context": {"type": "string"},
+            "quota_exceeded": {"type": "boolean"},
+            "time_until_retry_seconds": {"type": "integer"},
+        },
+    },
+    "AgentResult": {
+        "type": "object",
+        "required": ["resource", "roles", "actions", "properties"],
+        "properties": {
+            "resource": {
+                "type": "object",
+                "required": ["type", "name", "object_id", "display_name", "description"],
+                "properties": {
+                    "type": {"const": "generic-agent"},
+                    "name": {"type": "string", "pattern": "^[a-zA-Z]([a-zA-Z0-9_-]?)+$"},
+                    "object_id": {"type": "string"},
+                    "display_name": {"type": "string"},
+                    "description": {"type": "string"},
+                },
+            },
+            "roles": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["Owner", "Contributor", "Reader"]},
+            },
+            "actions": {"type": "array", "items": {"type": "string"}},
+            "properties": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
+        },
+    },
+}
+
+
+def _paths() -> dict[str, Any]:
+    memory = "/instances/{instanceId}/memory"
+    read_errors = _errors(_BAD_REQUEST, _AGENT_UNKNOWN)
+    return {
+        memory: {
+            "get": {
+                "summary": "Read memory (empty memory is 200 with an empty string)",
+                "parameters": [_INSTANCE, _SCOPE_QUERY, _AGENT_QUERY, _IDENTITY_HEADER],
+                "responses": {**_MEMORY_OK, **read_errors},
+            }
+        },
+        f"{memory}/append": _write_operation(
+            "Append markdown under a '## Added {timestamp}' heading", "AppendMemoryRequest"
+        ),
+        f"{memory}/clear": _write_operation(
+            "Clear user or agent memory (confirm must be true)", "ClearMemoryRequest"
+        ),
+        f"{memory}/export": {
+            "get": {
+                "summary": "Export raw markdown",
+                "parameters": [
+                    _INSTANCE,
+                    {**_SCOPE_QUERY, "required": True, "schema": {"enum": _SCOPES}},
+                    _AGENT_QUERY,
+                    _IDENTITY_HEADER,
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The markdown body, not JSON.",
+                        "content": {"text/markdown": {"schema": {"type": "string"}}},
+                    },
+                    **read_errors,
+                },
+            }
+        },
+        f"{memory}/import": _write_operation(
+            "Import markdown (append under '## Imported {timestamp}', or replace)",
+            "ImportMemoryRequest",
+        ),
+        "/instances/{instanceId}/completions/agents": {
+            "get": {
+                "summary": "Agents the caller may read, sorted by name",
+                "parameters": [_INSTANCE, _IDENTITY_HEADER],
+                "responses": {
+                    "200": _json(
+                        "Agents.",
+                        {"type": "array", "items": {"$ref": "#/components/schemas/AgentResult"}},
+                    ),
+                    **_COMMON_ERRORS,
+                },
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "security": [],
+                "responses": {"200": _json("OpenAPI 3.1", {"type": "object"})},
+            }
+        },
+    }
+
+
+def openapi_document(server_url: str) -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "FoundationaLLM CoreAPI memory (devstack emulator)",
+            "version": "1.0.0",
+            "description": "Seed 000 personalized memory contract plus the agents listing.",
+        },
+        "servers": [{"url": server_url}],
+        "security": [{"bearer": []}],
+        "paths": _paths(),
+        "components": {
+            "schemas": _SCHEMAS,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT (RS256, aud api://FoundationaLLM-Core, scp Data.Read)",
+                }
+            },
+        },
+    }

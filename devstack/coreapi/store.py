@@ -1,0 +1,138 @@
+"""Memory documents in SQLite (`{home}/coreapi.sqlite3`), one row per (owner, scope, agent).
+
+Each operation opens its own connection (werkzeug serves each request on its own thread),
+and every read-modify-write runs inside BEGIN IMMEDIATE, so concurrent appends serialise
+on the write lock instead of overwriting each other. WAL lets readers proceed meanwhile.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+DB_FILENAME = "coreapi.sqlite3"
+BUSY_TIMEOUT_SECONDS = 15
+USER_SCOPE_KEY = ""  # agent_object_id column value of a user-scope document
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    owner TEXT NOT NULL,            -- casefolded UPN
+    agent_object_id TEXT NOT NULL,  -- '' for user scope
+    content_markdown TEXT NOT NULL,
+    created_on TEXT NOT NULL,       -- ISO 8601, UTC
+    updated_on TEXT NOT NULL,
+    PRIMARY KEY (owner, agent_object_id)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+Transform = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class MemoryDoc:
+    content_markdown: str
+    created_on: dt.datetime | None
+    updated_on: dt.datetime | None
+
+
+EMPTY = MemoryDoc("", None, None)
+
+
+@dataclass(frozen=True)
+class Write:
+    owner: str
+    agent_object_id: str
+    transform: Transform
+    at: dt.datetime
+
+
+class MemoryStore:
+    def __init__(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.path = home / DB_FILENAME
+        with self._connection() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")  # persistent: recorded in the file
+            conn.executescript(_SCHEMA)
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves.
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        with closing(conn):
+            yield conn
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def read(self, owner: str, agent_object_id: str) -> MemoryDoc:
+        with self._connection() as conn:
+            return _select(conn, owner, agent_object_id)
+
+    def update(
+        self, owner: str, agent_object_id: str, transform: Transform, at: dt.datetime
+    ) -> MemoryDoc:
+        """Atomically replace the document with transform(current content)."""
+        with self._write_transaction() as conn:
+            return _apply(conn, Write(owner, agent_object_id, transform, at))
+
+    def seed_once(self, writes: Iterable[Write]) -> bool:
+        """Apply the demo writes unless this database was seeded before; True if it ran now."""
+        with self._write_transaction() as conn:
+            if conn.execute("SELECT 1 FROM meta WHERE key = 'seeded'").fetchone():
+                return False
+            for write in writes:
+                _apply(conn, write)
+            conn.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", (_now_text(),))
+            return True
+
+
+def _now_text() -> str:
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def _parse(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+def _select(conn: sqlite3.Connection, owner: str, agent_object_id: str) -> MemoryDoc:
+    row = conn.execute(
+        "SELECT content_markdown, created_on, updated_on FROM memories"
+        " WHERE owner = ? AND agent_object_id = ?",
+        (owner, agent_object_id),
+    ).fetchone()
+    if row is None:
+        return EMPTY
+    return MemoryDoc(row[0], _parse(row[1]), _parse(row[2]))
+
+
+def _apply(conn: sqlite3.Connection, write: Write) -> MemoryDoc:
+    current = _select(conn, write.owner, write.agent_object_id)
+    created_on = current.created_on or write.at  # set by the first write, kept ever after
+    doc = MemoryDoc(write.transform(current.content_markdown), created_on, write.at)
+    conn.execute(
+        "INSERT INTO memories (owner, agent_object_id, content_markdown, created_on, updated_on)"
+        " VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (owner, agent_object_id) DO UPDATE SET"
+        " content_markdown = excluded.content_markdown, updated_on = excluded.updated_on",
+        (
+            write.owner,
+            write.agent_object_id,
+            doc.content_markdown,
+            created_on.isoformat(),
+            write.at.isoformat(),
+        ),
+    )
+    return doc
