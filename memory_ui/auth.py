@@ -129,8 +129,11 @@ def _load_cache(request: HttpRequest) -> msal.SerializableTokenCache:
 
 
 def _save_cache(request: HttpRequest, token_cache: msal.SerializableTokenCache) -> None:
+    # Write only real changes: parallel card requests would otherwise all save the session.
     if token_cache.has_state_changed:
-        request.session[SESSION_CACHE] = token_cache.serialize()
+        serialized = token_cache.serialize()
+        if serialized != request.session.get(SESSION_CACHE):
+            request.session[SESSION_CACHE] = serialized
 
 
 def safe_next(request: HttpRequest, candidate: str | None) -> str:

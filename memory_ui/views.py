@@ -6,70 +6,28 @@ import logging
 from dataclasses import dataclass
 
 import requests
-from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.db import connection
 from django.db.utils import DatabaseError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from memory_ui import auth
-from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, Memory, get_client
+from memory_ui.access import (
+    HtmxHttpRequest,
+    agent_by_name,
+    caller,
+    error_status,
+    render_page,
+    user_agents,
+)
+from memory_ui.coreapi import Agent, CoreAPIError, Memory, get_client
 from memory_ui.documents import Document, parse_document
 
 logger = logging.getLogger(__name__)
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def _caller(request: HttpRequest) -> CallerAuth:
-    return CallerAuth(access_token=auth.coreapi_token(request))
-
-
-def user_agents(request: HttpRequest) -> list[Agent]:
-    """The agents this user may read, from CoreAPI; reused briefly so cards don't re-list."""
-    identity = auth.current_identity(request)
-    assert identity is not None  # views calling this are behind login_required
-    key = f"agents:{identity.oid}"
-    agents: list[Agent] | None = cache.get(key)
-    if agents is None:
-        agents = get_client().list_agents(_caller(request))
-        cache.set(key, agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
-    return agents
-
-
-def agent_by_name(request: HttpRequest, agent_name: str) -> Agent:
-    """Agent object ids come only from the user's own agent list; unknown names are 404."""
-    for agent in user_agents(request):
-        if agent.name == agent_name:
-            return agent
-    raise Http404("No agent of yours has that name.")
-
-
-def _render(
-    request: HtmxHttpRequest, template: str, fragment: str, context: dict, status: int = 200
-) -> HttpResponse:
-    name = f"{template}#{fragment}" if request.htmx else template
-    response = render(request, name, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
-
-
-def _error_status(error: CoreAPIError) -> int:
-    """The portal's own status for a failed CoreAPI call (a gateway error unless it's the user's)."""
-    if error.status in (403, 404, 409, 429):
-        return error.status
-    if error.status == 401:
-        return 401
-    return 503 if error.status is None or error.status >= 500 else 502
 
 
 # --- sign-in -------------------------------------------------------------------------
@@ -139,12 +97,12 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
         agents, error = user_agents(request), None
     except CoreAPIError as exc:
         agents, error = [], exc
-    return _render(
+    return render_page(
         request,
         "memory_ui/dashboard.html",
         "agents",
         {"agents": agents, "agents_error": error},
-        status=_error_status(error) if error else 200,
+        status=error_status(error) if error else 200,
     )
 
 
@@ -157,11 +115,9 @@ class CardState:
 
 def _card(request: HttpRequest, scope: str, agent: Agent | None) -> tuple[CardState, int]:
     try:
-        memory = get_client().get_memory(
-            _caller(request), scope, agent.object_id if agent else None
-        )
+        memory = get_client().get_memory(caller(request), scope, agent.object_id if agent else None)
     except CoreAPIError as exc:
-        return CardState(None, None, exc), _error_status(exc)
+        return CardState(None, None, exc), error_status(exc)
     return CardState(memory, parse_document(memory.content_markdown), None), 200
 
 
@@ -183,7 +139,7 @@ def agent_card(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
     try:
         agent = agent_by_name(request, agent_name)
     except CoreAPIError as exc:
-        state, status = CardState(None, None, exc), _error_status(exc)
+        state, status = CardState(None, None, exc), error_status(exc)
     else:
         state, status = _card(request, "agent", agent)
     return render(
@@ -207,14 +163,12 @@ def _memory_page(
 ) -> HttpResponse:
     view = "raw" if request.GET.get("view") == "raw" else "rendered"
     try:
-        memory = get_client().get_memory(
-            _caller(request), scope, agent.object_id if agent else None
-        )
+        memory = get_client().get_memory(caller(request), scope, agent.object_id if agent else None)
         error = None
     except CoreAPIError as exc:
         memory, error = None, exc
     document = parse_document(memory.content_markdown) if memory else None
-    return _render(
+    return render_page(
         request,
         "memory_ui/memory.html",
         "content",
@@ -227,7 +181,7 @@ def _memory_page(
             "error": error,
             "view": view,
         },
-        status=_error_status(error) if error else 200,
+        status=error_status(error) if error else 200,
     )
 
 
@@ -245,7 +199,7 @@ def _agent_or_error(request: HtmxHttpRequest, agent_name: str) -> Agent | HttpRe
             request,
             "memory_ui/memory.html",
             {"error": exc, "title": agent_name, "scope": "agent"},
-            status=_error_status(exc),
+            status=error_status(exc),
         )
 
 

@@ -146,6 +146,12 @@ DATABASES = {
         env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent card requests write sessions: take the write lock up front and wait for it.
+    DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    # A file, not memory, for tests: Django shares one in-memory connection among all of a
+    # live server's threads, which parallel htmx requests then trip over.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Sessions live server-side (database by default, or the cache when REDIS_URL is set),

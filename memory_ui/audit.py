@@ -1,0 +1,84 @@
+"""Recording what was done to a user's memory. Sizes and hashes only, never content."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+from memory_ui import auth
+from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.models import AuditEvent
+
+logger = logging.getLogger(__name__)
+
+Action = AuditEvent.Action
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the audit keeps of a document: its size and hash."""
+
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, text: str | None) -> Fingerprint | None:
+        if text is None:
+            return None
+        data = text.encode("utf-8")
+        return cls(len(data), hashlib.sha256(data).hexdigest())
+
+
+def audit_record(
+    request: HttpRequest,
+    action: str,
+    *,
+    subject_upn: str | None = None,
+    scope: str = "",
+    agent: Agent | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    error: CoreAPIError | None = None,
+    reason: str = "",
+    ticket: str = "",
+    correlation_id: str = "",
+) -> AuditEvent:
+    """Write one event. Call it whether the CoreAPI call worked or not (pass `error`)."""
+    identity = auth.current_identity(request)
+    if identity is None:
+        raise auth.SignInRequired
+    before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
+    event = AuditEvent(
+        actor_upn=identity.upn,
+        actor_oid=identity.oid,
+        actor_is_support=identity.is_support and subject_upn not in (None, identity.upn),
+        subject_upn=subject_upn or identity.upn,
+        action=action,
+        scope=scope,
+        agent_name=agent.name if agent else "",
+        agent_object_id=agent.object_id if agent else "",
+        reason=reason[:500],
+        ticket=ticket[:100],
+        outcome=AuditEvent.Outcome.ERROR if error else AuditEvent.Outcome.OK,
+        error_status=error.status if error else None,
+        error_message=error.message[:300] if error else "",
+        bytes_before=before_print.size if before_print else None,
+        sha256_before=before_print.sha256 if before_print else "",
+        bytes_after=after_print.size if after_print else None,
+        sha256_after=after_print.sha256 if after_print else "",
+        correlation_id=(correlation_id or (error.correlation_id if error else ""))[:128],
+    )
+    event.save()
+    logger.info(
+        "audit %s by %s on %s scope=%s agent=%s outcome=%s",
+        action,
+        event.actor_upn,
+        event.subject_upn,
+        scope,
+        event.agent_name,
+        event.outcome,
+    )
+    return event

@@ -1,0 +1,68 @@
+"""The audit trail: append-only, never memory content."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
+    def update(self, **kwargs: object) -> int:
+        raise TypeError("Audit events are append-only.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit events are append-only.")
+
+
+class AuditEvent(models.Model):
+    """One thing done to someone's memory, by them or by support staff."""
+
+    class Action(models.TextChoices):
+        LOOKUP = "lookup", "Looked up"
+        REVEAL = "reveal", "Revealed"
+        EXPORT = "export", "Exported"
+        APPEND = "append", "Added a note"
+        EDIT = "edit", "Edited"
+        DELETE_ENTRY = "delete-entry", "Deleted an entry"
+        IMPORT = "import", "Imported"
+        CLEAR = "clear", "Cleared"
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "Done"
+        ERROR = "error", "Failed"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor_upn = models.CharField(max_length=320)
+    actor_oid = models.CharField(max_length=64)
+    actor_is_support = models.BooleanField(default=False)
+    subject_upn = models.CharField(max_length=320, db_index=True)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    scope = models.CharField(max_length=16, blank=True)
+    agent_name = models.CharField(max_length=200, blank=True)
+    agent_object_id = models.CharField(max_length=400, blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+    ticket = models.CharField(max_length=100, blank=True)
+    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    error_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_message = models.CharField(max_length=300, blank=True)
+    bytes_before = models.PositiveIntegerField(null=True, blank=True)
+    sha256_before = models.CharField(max_length=64, blank=True)
+    bytes_after = models.PositiveIntegerField(null=True, blank=True)
+    sha256_after = models.CharField(max_length=64, blank=True)
+    correlation_id = models.CharField(max_length=128, blank=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = (models.Index(fields=("actor_upn", "created_at")),)
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_upn} {self.action} {self.subject_upn}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise TypeError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit events are append-only.")
