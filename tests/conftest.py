@@ -63,6 +63,26 @@ def coreapi(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[Runni
     server.stop()
 
 
+@pytest.fixture
+def portal_coreapi(coreapi: RunningServer) -> RunningServer:
+    """The emulator the portal talks to: the shared one, which tests must not change.
+    A module whose tests change memory overrides this with `fresh_coreapi`."""
+    return coreapi
+
+
+@pytest.fixture
+def fresh_coreapi(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
+    """An emulator of its own with freshly seeded demo memory, for tests that change memory."""
+    server = coreapi_module.start(
+        home=tmp_path / "coreapi",
+        idp_url=idp.url,
+        ca_file=pki.ca_cert,
+        faults=coreapi_module.Faults(),
+    )
+    yield server
+    server.stop()
+
+
 @dataclass(frozen=True)
 class TokenMinter:
     """CoreAPI access tokens signed with the devstack IdP's key (what the IdP would issue)."""

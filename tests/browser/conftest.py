@@ -49,7 +49,7 @@ class ConsoleWatch:
 
 @pytest.fixture
 def live_portal(
-    live_server, settings, static_from_finders, idp, coreapi, pki, demo, transactional_db
+    live_server, settings, static_from_finders, idp, portal_coreapi, pki, demo, transactional_db
 ) -> Iterator[str]:
     settings.ENTRA_AUTHORITY = f"{idp.url}/{demo.tenant_id}"
     settings.ENTRA_CLIENT_ID = demo.portal.client_id
@@ -57,7 +57,7 @@ def live_portal(
     settings.ENTRA_INSTANCE_DISCOVERY = False
     settings.ENTRA_REDIRECT_URI = ""  # built from the request: the live server's own URL
     settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
-    settings.COREAPI_BASE_URL = coreapi.url
+    settings.COREAPI_BASE_URL = portal_coreapi.url
     settings.COREAPI_CA_BUNDLE = ""
     _reset_portal_caches()
     yield live_server.url

@@ -33,7 +33,7 @@ def portal(
     settings,
     static_from_finders,
     idp: RunningServer,
-    coreapi: RunningServer,
+    portal_coreapi: RunningServer,
     pki: Pki,
     demo: Fixtures,
 ) -> Iterator[None]:
@@ -44,7 +44,7 @@ def portal(
     settings.ENTRA_INSTANCE_DISCOVERY = False
     settings.ENTRA_REDIRECT_URI = REDIRECT_URI
     settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
-    settings.COREAPI_BASE_URL = coreapi.url
+    settings.COREAPI_BASE_URL = portal_coreapi.url
     settings.COREAPI_CA_BUNDLE = ""
     _reset_portal_caches()
     yield
