@@ -259,3 +259,23 @@ class EntraBackend(BaseBackend):
 
     def get_user(self, user_id: int) -> AbstractBaseUser | None:
         return get_user_model().objects.filter(pk=user_id, is_active=True).first()
+
+
+@cache
+def _service_app() -> msal.ConfidentialClientApplication:
+    """The portal's own identity, shared by the process so its app token is cached."""
+    return _msal_app(msal.TokenCache())
+
+
+def app_token() -> str:
+    """A client-credentials CoreAPI token of the portal's service principal (support
+    calls). Raises SignInFailed with a message safe to show when none can be had."""
+    try:
+        result = _service_app().acquire_token_for_client(scopes=[settings.COREAPI_APP_SCOPE])
+    except (ValueError, requests.RequestException) as exc:
+        logger.warning("No app token for CoreAPI: %s", type(exc).__name__)
+        raise SignInFailed("The portal could not get its own CoreAPI token; try again.") from exc
+    if "access_token" not in result:
+        logger.warning("App token refused: %s", result.get("error"))
+        raise SignInFailed("The portal's own CoreAPI credentials were refused; ask an operator.")
+    return result["access_token"]

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from memory_ui import views
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path("memory/user", views.user_memory, name="user_memory"),
     path("memory/agents/<slug:agent_name>", views.agent_memory, name="agent_memory"),
     path("memory/agents/<slug:agent_name>/combined", views.agent_combined, name="agent_combined"),
+    path("", include("memory_ui.support")),
 ]

@@ -224,6 +224,8 @@ ENTRA_INSTANCE_DISCOVERY = env_bool("ENTRA_INSTANCE_DISCOVERY", not DEBUG)
 _devstack_ca = BASE_DIR / ".devstack" / "ca.pem"
 PORTAL_CA_BUNDLE = env("PORTAL_CA_BUNDLE", str(_devstack_ca) if DEBUG else "")
 SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
+# Whether users see the name of the support staff member on their Activity page.
+PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
 COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001")

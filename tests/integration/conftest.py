@@ -24,6 +24,7 @@ REDIRECT_URI = "http://127.0.0.1:8000/auth/callback"
 def _reset_portal_caches() -> None:
     auth._http_client.cache_clear()
     auth._MSAL_HTTP_CACHE.clear()
+    auth._service_app.cache_clear()
     coreapi_client.get_client.cache_clear()
     cache.clear()
 
