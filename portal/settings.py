@@ -149,8 +149,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent card requests write sessions: take the write lock up front and wait for it.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
-    # A file, not memory, for tests: Django shares one in-memory connection among all of a
-    # live server's threads, which parallel htmx requests then trip over.
+    # A file, not memory, for tests (tests/conftest.py names it): Django shares one
+    # in-memory connection among a live server's threads, which parallel htmx requests trip.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

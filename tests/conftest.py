@@ -18,6 +18,16 @@ from devstack.tokens import ACCESS_TOKEN_LIFETIME, app_access_token, delegated_a
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A test database file per test run, so parallel runs on one machine never share one."""
+    from django.conf import settings
+
+    test = settings.DATABASES["default"].setdefault("TEST", {})
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        test["NAME"] = str(tmp_path_factory.getbasetemp() / "test-db.sqlite3")
+
+
+@pytest.fixture(scope="session")
 def devstack_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh state folder per test session; the developer's .devstack/ is never touched."""
     return tmp_path_factory.mktemp("devstack-home")

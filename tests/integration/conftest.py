@@ -88,3 +88,10 @@ def alice(client: Client, portal: None, pki: Pki, db) -> Client:
 def bob(client: Client, portal: None, pki: Pki, db) -> Client:
     sign_in(client, "bob@contoso.com", str(pki.ca_cert))
     return client
+
+
+@pytest.fixture
+def carol(client: Client, portal: None, pki: Pki, db) -> Client:
+    """Support staff (Memory.Support app role)."""
+    sign_in(client, "carol@contoso.com", str(pki.ca_cert))
+    return client

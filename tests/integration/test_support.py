@@ -1,0 +1,371 @@
+"""Support staff against the real devstack: app-only token + X-USER-IDENTITY, audited."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import jwt
+import pytest
+import requests
+from django.test import Client
+from werkzeug.wrappers import Request, Response
+
+from devstack.serve import RunningServer, start_in_thread
+from memory_ui import coreapi as coreapi_client
+from memory_ui.coreapi import CallerAuth, CoreAPIClient
+from memory_ui.models import AuditEvent
+from tests.pages import forms
+
+pytestmark = pytest.mark.django_db
+
+SUPPORT_URLS = [
+    ("get", "/support/"),
+    ("get", "/support/?upn=alice@contoso.com"),
+    ("get", "/support/audit"),
+    ("get", "/support/audit?format=csv"),
+    ("get", "/support/users/alice@contoso.com/"),
+    ("post", "/support/users/alice@contoso.com/reveal"),
+    ("post", "/support/users/alice@contoso.com/clear"),
+    ("post", "/support/users/alice@contoso.com/export"),
+]
+
+
+@dataclass
+class Recorder:
+    """Forwards to the emulator and keeps what the portal sent (headers only)."""
+
+    target: str
+    seen: list[dict[str, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, environ, start_response):
+        request = Request(environ)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        claims = jwt.decode(token, options={"verify_signature": False}) if token else {}
+        with self.lock:
+            self.seen.append(
+                {
+                    "path": request.path,
+                    "identity": request.headers.get("X-USER-IDENTITY", ""),
+                    "token_kind": "app" if "scp" not in claims else "delegated",
+                    "token_upn": claims.get("upn", ""),
+                }
+            )
+        upstream = requests.request(
+            request.method,
+            self.target + request.full_path,
+            headers={k: v for k, v in request.headers.items() if k.lower() != "host"},
+            data=request.get_data(),
+            timeout=10,
+        )
+        excluded = {"content-encoding", "transfer-encoding", "connection", "content-length"}
+        headers = [(k, v) for k, v in upstream.headers.items() if k.lower() not in excluded]
+        return Response(upstream.content, upstream.status_code, headers)(environ, start_response)
+
+
+@pytest.fixture
+def recorder(fresh_coreapi: RunningServer) -> Iterator[Recorder]:
+    recording = Recorder(fresh_coreapi.url)
+    server = start_in_thread(recording)
+    recording.url = server.url  # type: ignore[attr-defined]
+    yield recording
+    server.stop()
+
+
+@pytest.fixture
+def portal_coreapi(recorder: Recorder) -> RunningServer:
+    """The portal talks to a fresh emulator through the recorder (these tests clear memory)."""
+    return type("Proxy", (), {"url": recorder.url})()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("method", "url"), SUPPORT_URLS)
+def test_support_urls_are_forbidden_to_end_users(alice: Client, method: str, url: str):
+    response = getattr(alice, method)(
+        url, {"reason": "x" * 10, "scope_key": "user"} if method == "post" else None
+    )
+    assert response.status_code == 403
+    assert "This page is for support staff" in response.content.decode()
+
+
+def test_support_urls_need_sign_in(client: Client, portal):
+    for method, url in SUPPORT_URLS:
+        response = getattr(client, method)(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith("/auth/login")
+
+
+def test_forged_role_in_a_form_is_ignored(alice: Client):
+    response = alice.post(
+        "/support/users/alice@contoso.com/clear",
+        {"role": "Memory.Support", "roles": "Memory.Support", "reason": "forged", "ticket": "T-1"},
+    )
+    assert response.status_code == 403
+
+
+def test_support_nav_only_for_support_staff(alice: Client):
+    assert 'href="/support/"' not in alice.get("/").content.decode()
+
+
+def test_lookup_shows_what_exists_without_content(carol: Client, recorder: Recorder):
+    assert 'href="/support/"' in carol.get("/").content.decode()
+    found = carol.get("/support/", {"upn": "alice@contoso.com"})
+    assert found.status_code == 302
+    page = carol.get(found["Location"])
+    html = page.content.decode()
+    assert page.status_code == 200
+    for label in ("Your memory", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
+        assert label in html
+    assert "PPO Plus" not in html  # content stays hidden
+    assert "aisle seats" not in html
+    lookup = AuditEvent.objects.get(action="lookup")
+    assert (lookup.actor_upn, lookup.subject_upn, lookup.outcome) == (
+        "carol@contoso.com",
+        "alice@contoso.com",
+        "ok",
+    )
+    support_calls = [c for c in recorder.seen if c["token_kind"] == "app"]
+    assert support_calls
+    for call in support_calls:
+        assert json.loads(call["identity"])["upn"] == "alice@contoso.com"
+        assert set(json.loads(call["identity"])) == {
+            "name",
+            "user_name",
+            "user_id",
+            "upn",
+            "group_ids",
+        }
+
+
+def test_end_user_calls_never_send_x_user_identity(alice: Client, recorder: Recorder):
+    alice.get("/cards/user", HTTP_HX_REQUEST="true")
+    alice.get("/memory/agents/travel-planner")
+    assert recorder.seen
+    for call in recorder.seen:
+        assert call["identity"] == ""
+        assert call["token_kind"] == "delegated"
+        assert call["token_upn"] == "alice@contoso.com"
+
+
+@pytest.mark.parametrize(
+    "upn", ["not-an-upn", "alice@", "a b@contoso.com", "x" * 300 + "@contoso.com"]
+)
+def test_malformed_upn_is_refused_clearly(carol: Client, upn: str):
+    response = carol.get("/support/", {"upn": upn})
+    assert response.status_code == 400
+    assert 'class="field-error"' in response.content.decode()
+
+
+def test_upn_with_no_memory(carol: Client):
+    page = carol.get("/support/users/nobody@contoso.com/")
+    assert page.status_code == 200
+    assert "Your memory" in page.content.decode()
+    assert "<td>No</td>" in page.content.decode()
+
+
+def test_coreapi_refusing_the_substitution_is_explained_and_audited(carol: Client):
+    """The emulator, like CoreAPI, only substitutes UPNs matching the configured pattern."""
+    page = carol.get("/support/users/mallory@fabrikam.com/")
+    assert page.status_code == 403
+    assert "CoreAPI refused to act for this user" in page.content.decode()
+    event = AuditEvent.objects.get(action="lookup", subject_upn="mallory@fabrikam.com")
+    assert event.outcome == "error"
+    assert event.error_status == 403
+
+
+def test_reveal_needs_a_reason_and_is_audited(carol: Client):
+    refused = carol.post(
+        "/support/users/alice@contoso.com/reveal", {"scope_key": "agent:travel-planner"}
+    )
+    assert refused.status_code == 302
+    assert not AuditEvent.objects.filter(action="reveal").exists()
+    shown = carol.post(
+        "/support/users/alice@contoso.com/reveal",
+        {"scope_key": "agent:travel-planner", "reason": "User asked what is stored"},
+    )
+    assert shown.status_code == 200
+    assert "aisle seats" in shown.content.decode()
+    event = AuditEvent.objects.get(action="reveal")
+    assert (event.agent_name, event.reason) == ("travel-planner", "User asked what is stored")
+    assert event.bytes_before and len(event.sha256_before) == 64
+
+
+def test_reveal_of_an_agent_the_user_cannot_read_is_404(carol: Client):
+    response = carol.post(
+        "/support/users/bob@contoso.com/reveal",
+        {"scope_key": "agent:travel-planner", "reason": "Looking around"},
+    )
+    assert response.status_code == 404
+
+
+def _clear_form(carol: Client, upn: str) -> dict[str, str]:
+    page = carol.get(f"/support/users/{upn}/")
+    form = next(f for f in forms(page.content.decode()) if "nonce" in f.fields)
+    return {
+        "nonce": form.fields["nonce"],
+        "csrfmiddlewaretoken": form.fields["csrfmiddlewaretoken"],
+    }
+
+
+def _alice_memory(portal_coreapi, coreapi_tokens, demo, agent: str | None) -> str:
+    client = CoreAPIClient(portal_coreapi.url, demo.instance_id)
+    auth = CallerAuth(coreapi_tokens.delegated("alice@contoso.com"))
+    object_id = coreapi_client.agent_object_id(demo.instance_id, agent) if agent else None
+    return client.get_memory(auth, "agent" if agent else "user", object_id).content_markdown
+
+
+def test_clear_requires_reason_ticket_and_typed_upn(
+    carol: Client, portal_coreapi, coreapi_tokens, demo
+):
+    base = _clear_form(carol, "alice@contoso.com")
+    for missing in (
+        {"ticket": "PRIV-1", "confirm_upn": "alice@contoso.com"},
+        {"reason": "Privacy request", "confirm_upn": "alice@contoso.com"},
+        {"reason": "Privacy request", "ticket": "PRIV-1", "confirm_upn": "bob@contoso.com"},
+    ):
+        response = carol.post(
+            "/support/users/alice@contoso.com/clear",
+            {**base, **missing, "scopes": ["agent:travel-planner"]},
+        )
+        assert response.status_code == 400
+    assert "aisle seats" in _alice_memory(portal_coreapi, coreapi_tokens, demo, "travel-planner")
+    assert not AuditEvent.objects.filter(action="clear").exists()
+
+
+def test_carol_clears_one_scope_and_alice_sees_why(
+    carol: Client, portal_coreapi, coreapi_tokens, demo, pki, recorder: Recorder
+):
+    base = _clear_form(carol, "alice@contoso.com")
+    recorder.seen.clear()
+    result = carol.post(
+        "/support/users/alice@contoso.com/clear",
+        {
+            **base,
+            "reason": "Privacy request by email",
+            "ticket": "PRIV-1234",
+            "confirm_upn": "ALICE@contoso.com",
+            "scopes": ["agent:travel-planner"],
+        },
+    )
+    assert result.status_code == 200
+    assert "Travel Planner</strong>:\n    cleared" in result.content.decode()
+    assert _alice_memory(portal_coreapi, coreapi_tokens, demo, "travel-planner") == ""
+    assert "Prefers concise answers" in _alice_memory(portal_coreapi, coreapi_tokens, demo, None)
+    clear_calls = [c for c in recorder.seen if c["path"].endswith("/memory/clear")]
+    assert len(clear_calls) == 1
+    assert json.loads(clear_calls[0]["identity"])["upn"] == "alice@contoso.com"
+    event = AuditEvent.objects.get(action="clear")
+    assert (event.reason, event.ticket, event.agent_name, event.outcome) == (
+        "Privacy request by email",
+        "PRIV-1234",
+        "travel-planner",
+        "ok",
+    )
+    assert event.actor_is_support
+    assert event.bytes_before > 0
+    assert event.bytes_after == 0
+
+    replay = carol.post(
+        "/support/users/alice@contoso.com/clear",
+        {
+            **base,
+            "reason": "Privacy request by email",
+            "ticket": "PRIV-1234",
+            "confirm_upn": "alice@contoso.com",
+            "scopes": ["user"],
+        },
+    )
+    assert replay.status_code == 302
+    assert AuditEvent.objects.filter(action="clear").count() == 1
+    assert "Prefers concise answers" in _alice_memory(portal_coreapi, coreapi_tokens, demo, None)
+
+    from tests.integration.conftest import sign_in
+
+    alice = Client()
+    sign_in(alice, "alice@contoso.com", str(pki.ca_cert))
+    activity = alice.get("/activity").content.decode()
+    assert "Support: carol@contoso.com" in activity
+    assert "Privacy request by email" in activity
+    assert "PRIV-1234" in activity
+    assert "Cleared" in activity
+
+
+def test_activity_can_hide_the_staff_member(carol: Client, settings, pki):
+    carol.get("/support/users/alice@contoso.com/")
+    settings.PORTAL_SHOW_SUPPORT_ACTOR = False
+    from tests.integration.conftest import sign_in
+
+    alice = Client()
+    sign_in(alice, "alice@contoso.com", str(pki.ca_cert))
+    activity = alice.get("/activity").content.decode()
+    assert "Support staff" in activity
+    assert "carol@contoso.com" not in activity
+
+
+def test_failed_clear_is_reported_audited_and_retryable(carol: Client, fresh_coreapi, settings):
+    from devstack.coreapi.app import emulator
+
+    settings.COREAPI_GET_RETRIES = 0
+    coreapi_client.get_client.cache_clear()
+    base = _clear_form(carol, "alice@contoso.com")
+    faults = emulator(fresh_coreapi).faults
+    faults.path_regex = "memory/clear"
+    faults.error_rate = 1.0
+    try:
+        result = carol.post(
+            "/support/users/alice@contoso.com/clear",
+            {
+                **base,
+                "reason": "Privacy request",
+                "ticket": "PRIV-9",
+                "confirm_upn": "alice@contoso.com",
+                "scopes": ["user", "agent:it-helpdesk"],
+            },
+        )
+    finally:
+        faults.error_rate = 0.0
+    html = result.content.decode()
+    assert result.status_code == 200
+    assert "failed: CoreAPI is unavailable" in html
+    assert AuditEvent.objects.filter(action="clear", outcome="error").count() == 2
+    retry = next(f for f in forms(html) if "nonce" in f.fields)
+    retried = carol.post(
+        "/support/users/alice@contoso.com/clear",
+        {**retry.fields, "scopes": ["user", "agent:it-helpdesk"]},
+    )
+    assert retried.status_code == 200
+    assert AuditEvent.objects.filter(action="clear", outcome="ok").count() == 2
+
+
+def test_audit_page_filters_and_exports_csv(carol: Client):
+    carol.get("/support/users/alice@contoso.com/")
+    carol.get("/support/users/bob@contoso.com/")
+    page = carol.get("/support/audit", {"subject": "bob@contoso.com", "action": "lookup"})
+    html = page.content.decode()
+    assert "bob@contoso.com" in html
+    assert "<td>alice@contoso.com</td>" not in html
+    exported = carol.get("/support/audit", {"actor": "carol@contoso.com", "format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
+    assert {row["subject_upn"] for row in rows} == {"alice@contoso.com", "bob@contoso.com"}
+    assert all(row["action"] == "lookup" for row in rows)
+    bad_dates = carol.get("/support/audit", {"date_from": "yesterday"})
+    assert bad_dates.status_code == 200
+    assert "Check the dates" in bad_dates.content.decode()
+
+
+def test_audit_events_are_append_only(carol: Client):
+    carol.get("/support/users/alice@contoso.com/")
+    event = AuditEvent.objects.get()
+    event.reason = "changed"
+    with pytest.raises(TypeError):
+        event.save()
+    with pytest.raises(TypeError):
+        event.delete()
+    with pytest.raises(TypeError):
+        AuditEvent.objects.all().delete()
+    with pytest.raises(TypeError):
+        AuditEvent.objects.update(reason="x")
