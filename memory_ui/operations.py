@@ -191,3 +191,28 @@ def memory_export(actor: Actor, target: Target) -> str:
         raise
     _audit(actor, Action.EXPORT, target, before=text)
     return text
+
+
+def memory_export_combined(actor: Actor, agent: Agent) -> str:
+    """What `agent` reads: user and agent memory as CoreAPI composes them. Not a stored
+    document (so not a Target), but exporting it is audited like any export."""
+
+    def audit(**fields: object) -> None:
+        audit_record(
+            actor.request,
+            Action.EXPORT,
+            subject_upn=actor.subject_upn,
+            scope="combined",
+            agent=agent,
+            reason=actor.reason,
+            ticket=actor.ticket,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    try:
+        text = get_client().export_memory(actor.auth, "combined", agent_object_id=agent.object_id)
+    except CoreAPIError as exc:
+        audit(error=exc)
+        raise
+    audit(before=text)
+    return text
