@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
 
 from tests.integration.conftest import _reset_portal_caches
 
@@ -43,8 +43,8 @@ class ConsoleWatch:
 
     def on_console(self, message: ConsoleMessage) -> None:
         # CSP violations and script errors are reported as console errors.
-        if message.type in ("error", "warning") and "favicon" not in message.text:
-            self.problems.append(f"{message.type}: {message.text}")
+        if message.type in ("error", "warning"):
+            self.problems.append(f"{message.type}: {message.text} ({message.location.get('url')})")
 
 
 @pytest.fixture
@@ -65,17 +65,32 @@ def live_portal(
 
 
 @pytest.fixture
-def page(browser: Browser, live_portal: str) -> Iterator[Page]:
-    # The IdP's certificate comes from the devstack's own CA, which Chromium doesn't know.
-    context = browser.new_context(ignore_https_errors=True, base_url=live_portal)
-    watch = ConsoleWatch()
-    page = context.new_page()
-    page.on("console", watch.on_console)
-    page.on("pageerror", lambda error: watch.problems.append(f"pageerror: {error}"))
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-    assert watch.problems == [], "\n".join(watch.problems)
+def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[[], Page]]:
+    """Pages in separate browser contexts (separate people); each fails the test on any
+    console error or CSP violation."""
+    contexts: list[tuple[BrowserContext, ConsoleWatch]] = []
+
+    def make() -> Page:
+        # The IdP's certificate comes from the devstack's own CA, which Chromium doesn't know.
+        context = browser.new_context(ignore_https_errors=True, base_url=live_portal)
+        watch = ConsoleWatch()
+        page = context.new_page()
+        page.on("console", watch.on_console)
+        page.on("pageerror", lambda error: watch.problems.append(f"pageerror: {error}"))
+        page.set_default_timeout(15_000)
+        contexts.append((context, watch))
+        return page
+
+    yield make
+    for context, _ in contexts:
+        context.close()
+    problems = [problem for _, watch in contexts for problem in watch.problems]
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.fixture
+def page(new_page: Callable[[], Page]) -> Page:
+    return new_page()
 
 
 def sign_in_as(page: Page, name: str) -> None:
