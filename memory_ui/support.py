@@ -202,7 +202,8 @@ def _overview_context(
         "upn": upn,
         "summaries": summaries,
         "scope_choices": [(s.key, s.target.label) for s in summaries],
-        "nonce": _issue_nonce(request),
+        "export_nonce": _issue_nonce(request),
+        "clear_nonce": _issue_nonce(request),
     }
 
 
@@ -291,7 +292,7 @@ def support_reveal(request: HttpRequest, upn: str) -> HttpResponse:
 
 
 def _on_behalf(
-    request: HttpRequest, upn: str
+    request: HttpRequest, upn: str, action: str
 ) -> tuple[OnBehalfForm, Actor, list[Target]] | HttpResponse:
     """Validate an export/clear request; the response when it can't go ahead."""
     if valid_upn(upn) is None:
@@ -310,7 +311,10 @@ def _on_behalf(
     if not form.is_valid():
         context = _overview_context(request, upn, lookup_actor, targets)
         return render(
-            request, "memory_ui/support/user.html", {**context, "action_form": form}, status=400
+            request,
+            "memory_ui/support/user.html",
+            {**context, f"{action}_form": form},
+            status=400,
         )
     if not _spend_nonce(request, form.cleaned_data["nonce"]):
         messages.error(
@@ -336,7 +340,7 @@ class ClearResult:
 @require_POST
 @support_required
 def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _on_behalf(request, upn)
+    checked = _on_behalf(request, upn, "clear")
     if isinstance(checked, HttpResponse):
         return checked
     form, actor, targets = checked
@@ -370,7 +374,7 @@ def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
 @require_POST
 @support_required
 def support_export(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _on_behalf(request, upn)
+    checked = _on_behalf(request, upn, "export")
     if isinstance(checked, HttpResponse):
         return checked
     _, actor, targets = checked

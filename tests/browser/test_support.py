@@ -23,11 +23,12 @@ def test_carol_clears_alices_travel_planner_on_request(new_page):
     expect(carol.get_by_role("heading", name="Memory of alice@contoso.com")).to_be_visible()
     expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("Yes")
 
-    carol.get_by_label("Reason", exact=True).fill("Privacy request from the user")
-    carol.get_by_label("Ticket reference").fill("PRIV-2041")
-    carol.get_by_role("checkbox", name="Travel Planner").check()
-    carol.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
-    carol.get_by_role("button", name="Clear the chosen memory").click()
+    clear = carol.locator("form", has=carol.get_by_role("button", name="Clear the chosen memory"))
+    clear.get_by_label("Reason", exact=True).fill("Privacy request from the user")
+    clear.get_by_label("Ticket reference").fill("PRIV-2041")
+    clear.get_by_role("checkbox", name="Travel Planner").check()
+    clear.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
+    clear.get_by_role("button", name="Clear the chosen memory").click()
     expect(carol.locator(".results")).to_contain_text("Travel Planner: cleared")
 
     alice = new_page()
