@@ -238,6 +238,19 @@ COREAPI_GET_RETRIES = env_int("COREAPI_GET_RETRIES", 2)
 COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
+# Largest markdown import (file or pasted); an "Export everything" zip may be 10 times this.
+PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
+
+# Request bodies. A file bigger than any import the portal takes is skipped, not stored
+# (memory_ui.uploads.CappedUploadHandler). Form fields may carry a whole document, which a
+# urlencoded post percent-encodes to up to 3 times its size.
+FILE_UPLOAD_HANDLERS = [
+    "memory_ui.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 4 * PORTAL_UPLOAD_MAX_BYTES)
+DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
 LOGGING = {
     "version": 1,
