@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui import auth
 from memory_ui.access import HtmxHttpRequest, error_status
+from memory_ui.archive import export_archive
 from memory_ui.audit import Action, audit_record
 from memory_ui.coreapi import CallerAuth, CoreAPIError, Memory, UserIdentity, get_client
 from memory_ui.documents import parse_document
@@ -378,7 +379,6 @@ def support_export(request: HttpRequest, upn: str) -> HttpResponse:
     if isinstance(checked, HttpResponse):
         return checked
     _, actor, targets = checked
-    from memory_ui.archive import export_archive  # the same archive users download
 
     agents = [t.agent for t in targets if t.agent]
     stamp = timezone.now().strftime("%Y-%m-%d")

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -369,3 +370,45 @@ def test_audit_events_are_append_only(carol: Client):
         AuditEvent.objects.all().delete()
     with pytest.raises(TypeError):
         AuditEvent.objects.update(reason="x")
+
+
+def test_carol_exports_everything_for_alice(carol: Client, recorder: Recorder):
+    page = carol.get("/support/users/alice@contoso.com/")
+    form = next(f for f in forms(page.content.decode()) if f.action.endswith("/export"))
+    response = carol.post(
+        "/support/users/alice@contoso.com/export",
+        {
+            **form.fields,
+            "reason": "Data access request",
+            "ticket": "DSAR-7",
+            "confirm_upn": "alice@contoso.com",
+        },
+    )
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert "memory-alice_contoso.com-" in response["Content-Disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["upn"] == "alice@contoso.com"
+    agents = {f["agent_name"] for f in manifest["files"] if f["scope"] == "agent"}
+    assert agents == {"benefits-assistant", "it-helpdesk", "travel-planner"}
+    exports = AuditEvent.objects.filter(action="export")
+    assert exports.count() == 4
+    assert {(e.reason, e.ticket, e.outcome) for e in exports} == {
+        ("Data access request", "DSAR-7", "ok")
+    }
+    assert all(
+        json.loads(c["identity"])["upn"] == "alice@contoso.com"
+        for c in recorder.seen
+        if c["token_kind"] == "app"
+    )
+    again = carol.post(
+        "/support/users/alice@contoso.com/export",
+        {
+            **form.fields,
+            "reason": "Data access request",
+            "ticket": "DSAR-7",
+            "confirm_upn": "alice@contoso.com",
+        },
+    )
+    assert again.status_code == 302  # the confirmation was single-use
