@@ -15,4 +15,5 @@ urlpatterns = [
     path("memory/agents/<slug:agent_name>", views.agent_memory, name="agent_memory"),
     path("memory/agents/<slug:agent_name>/combined", views.agent_combined, name="agent_combined"),
     path("", include("memory_ui.support")),
+    path("", include("memory_ui.changes")),
 ]
