@@ -2,6 +2,7 @@
 environment runs the production settings path (DEBUG off) with a throwaway secret."""
 
 import os
+import tempfile
 
 os.environ.setdefault(
     "DJANGO_SECRET_KEY", "test-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -9,3 +10,7 @@ os.environ.setdefault(
 os.environ.setdefault("DJANGO_DEBUG", "false")
 os.environ.setdefault("PORTAL_HTTPS", "false")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+# Never serve a developer's collectstatic output (staticfiles/) in tests: it may be stale.
+os.environ.setdefault(
+    "DJANGO_STATIC_ROOT", os.path.join(tempfile.gettempdir(), "memory-portal-tests-no-static")
+)

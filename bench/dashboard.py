@@ -1,0 +1,221 @@
+"""Benchmark: the dashboard with many agents and a slow CoreAPI.
+
+Measures what DESIGN 9 promises: the first paint needs one CoreAPI round trip (the agent
+list), and the cards, loaded in parallel as a browser does, cost about one more round
+trip of latency rather than one per agent. Also times "Export everything" at that size.
+
+    .venv/bin/python bench/dashboard.py [--agents 40] [--latency-ms 100] [--parallel 6] [--runs 5]
+
+Everything runs on loopback on free ports with its own temporary state: the devstack IdP
+and CoreAPI emulator in this process, the portal as `manage.py runserver` in a child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urljoin
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from devstack import coreapi as coreapi_module  # noqa: E402
+from devstack import idp as idp_module  # noqa: E402
+from devstack.config import Agent, load_fixtures  # noqa: E402
+from devstack.coreapi.faults import Faults  # noqa: E402
+from tests.pages import form_with_button, forms  # noqa: E402
+
+UPN = "alice@contoso.com"
+
+
+def many_agents_fixtures(count: int):
+    demo = load_fixtures()
+    agents = tuple(
+        Agent(
+            name=f"agent-{i:03d}",
+            display_name=f"Agent {i:03d}",
+            description="A benchmark agent.",
+            readers={UPN: "Reader"},
+        )
+        for i in range(count)
+    )
+    memory = tuple(
+        {
+            "upn": UPN,
+            "scope": "agent",
+            "agent": agent.name,
+            "at": "2026-11-01T10:00:00Z",
+            "reason": "Benchmark",
+            "content": f"- Fact {n} remembered by {agent.display_name}.\n",
+        }
+        for agent in agents
+        for n in range(3)
+    )
+    user_memory = tuple(m for m in demo.memory if m["upn"] == UPN and m["scope"] == "user")
+    return dataclasses.replace(demo, agents=agents, memory=user_memory + memory)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=1)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise SystemExit(f"{url} did not come up")
+
+
+def sign_in(portal: str, ca: str) -> requests.Session:
+    browser = requests.Session()
+    browser.trust_env = False  # REQUESTS_CA_BUNDLE would override the dev CA
+    browser.verify = ca
+    picker = browser.get(f"{portal}/auth/login?next=/", timeout=30)
+    form = form_with_button(picker.text, "upn", UPN, base_url=picker.url)
+    back = browser.post(
+        form.action, data={**form.fields, "upn": UPN}, allow_redirects=False, timeout=30
+    )
+    # Stop at the callback: the first dashboard load is then measured cold.
+    done = browser.get(back.headers["Location"], allow_redirects=False, timeout=30)
+    assert done.status_code == 302, done.status_code
+    return browser
+
+
+def timed(call) -> tuple[float, requests.Response]:
+    start = time.perf_counter()
+    response = call()
+    return time.perf_counter() - start, response
+
+
+def load_card(browser: requests.Session, portal: str, path: str) -> float:
+    took, response = timed(
+        lambda: browser.get(portal + path, headers={"HX-Request": "true"}, timeout=60)
+    )
+    response.raise_for_status()
+    return took
+
+
+def export_everything(
+    browser: requests.Session, portal: str, page: str
+) -> tuple[float, int] | None:
+    """Submit the dashboard's "Export everything" form, if there is one."""
+    form = next((f for f in forms(page, portal) if "export" in f.action), None)
+    if form is None:
+        return None
+    took, response = timed(
+        lambda: browser.request(
+            form.method.upper(),
+            urljoin(portal, form.action),
+            data=form.fields if form.method == "post" else None,
+            params=form.fields if form.method == "get" else None,
+            timeout=120,
+        )
+    )
+    response.raise_for_status()
+    return took, len(response.content)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=40)
+    parser.add_argument("--latency-ms", type=int, default=100)
+    parser.add_argument("--parallel", type=int, default=6, help="a browser's connections per host")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="memory-portal-bench-"))
+    demo = many_agents_fixtures(args.agents)
+    idp = idp_module.start(home=home, fixtures_=demo)
+    coreapi = coreapi_module.start(
+        home=home,
+        idp_url=idp.url,
+        fixtures_=demo,
+        faults=Faults(latency_ms=args.latency_ms, path_regex="^/instances/"),
+    )
+    ca = str(home / "ca.pem")
+    port = free_port()
+    portal = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": "benchmark-only-secret-key-0123456789abcdefghijklmnop",
+        "PORTAL_HTTPS": "false",
+        "DATABASE_URL": f"sqlite:///{home / 'portal.sqlite3'}",
+        "ENTRA_AUTHORITY": f"{idp.url}/{demo.tenant_id}",
+        "ENTRA_CLIENT_SECRET": demo.portal.client_secret,
+        "ENTRA_INSTANCE_DISCOVERY": "false",
+        "PORTAL_CA_BUNDLE": ca,
+        "COREAPI_BASE_URL": coreapi.url,
+        "PORTAL_LOG_LEVEL": "WARNING",
+        "DJANGO_STATIC_ROOT": str(home / "static"),
+    }
+    python = sys.executable
+    for command in (["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]):
+        subprocess.run([python, "manage.py", *command], cwd=REPO, env=env, check=True)
+    server = subprocess.Popen(
+        [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(home / "portal.log").open("w"),
+    )
+    print(f"portal log: {home / 'portal.log'}")
+    try:
+        wait_for(f"{portal}/healthz", time.monotonic() + 30)
+        browser = sign_in(portal, ca)
+        first_paints, cards_walls, sequential_sums, exports = [], [], [], []
+        for _ in range(args.runs):
+            first_paint, page = timed(lambda: browser.get(f"{portal}/", timeout=60))
+            cards = re.findall(r'hx-get="(/cards/[^"]+)"', page.text)
+            assert len(cards) == args.agents + 1, (page.status_code, page.text[-1500:])
+            start = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+                per_card = list(pool.map(lambda path: load_card(browser, portal, path), cards))
+            cards_walls.append(time.perf_counter() - start)
+            first_paints.append(first_paint)
+            sequential_sums.append(sum(per_card))
+            export = export_everything(browser, portal, page.text)
+            if export is not None:
+                exports.append(export)
+
+        def ms(values: list[float]) -> str:
+            return f"median {statistics.median(values) * 1000:7.0f} ms  (min {min(values) * 1000:.0f}, max {max(values) * 1000:.0f})"
+
+        print(
+            f"agents={args.agents} CoreAPI latency={args.latency_ms} ms parallel={args.parallel} runs={args.runs}"
+        )
+        print(f"first paint, cold (lists agents)   {first_paints[0] * 1000:7.0f} ms")
+        print(f"first paint, agent list cached     {ms(first_paints[1:] or first_paints)}")
+        print(f"all {args.agents + 1} cards, {args.parallel} at a time    {ms(cards_walls)}")
+        print(f"the same cards one after another   {ms(sequential_sums)}")
+        if exports:
+            sizes = {size for _, size in exports}
+            print(f"export everything (.zip, {max(sizes)} bytes) {ms([t for t, _ in exports])}")
+        else:
+            print("export everything: no export form found on the dashboard")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        coreapi.stop()
+        idp.stop()
+
+
+if __name__ == "__main__":
+    main()
