@@ -1,0 +1,36 @@
+"""`{% load memory_changes %}`: what change forms on the memory page need from the document."""
+
+from __future__ import annotations
+
+import textwrap
+import weakref
+
+from django import template
+
+from memory_ui.coreapi import Memory
+from memory_ui.operations import Version
+
+register = template.Library()
+
+
+@register.filter
+def version_token(memory: Memory | None) -> str:
+    """The version a delete form was rendered from, for its hidden `version` field."""
+    if memory is None:
+        return ""
+    token = _TOKENS.get(memory)
+    if token is None:
+        token = _TOKENS[memory] = Version.of(memory).token()
+    return token
+
+
+# Every entry's delete form carries the token: hash the document once per page, not once
+# per entry. Weak keys, so no memory content outlives the request that rendered it.
+_TOKENS: weakref.WeakKeyDictionary[Memory, str] = weakref.WeakKeyDictionary()
+
+
+@register.filter
+def dedent(text: str) -> str:
+    """A nested list item's source without its indentation, so it renders as a list item
+    rather than as indented code."""
+    return textwrap.dedent(text)

@@ -1,0 +1,655 @@
+"""Changing memory through the portal against the real devstack: delete with Undo, edit
+with preview and conflicts, append, clear and clear everything. Every test here changes
+memory, so each runs on an emulator of its own (`fresh_coreapi`); changes "behind the
+portal's back" (an agent writing meanwhile) go straight to CoreAPI with alice's token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.test import Client
+
+from devstack.coreapi.app import emulator
+from devstack.coreapi.faults import Faults
+from memory_ui import coreapi as coreapi_client
+from memory_ui.coreapi import CallerAuth, CoreAPIClient, agent_object_id
+from memory_ui.documents import parse_document, remove_entry
+from memory_ui.models import AuditEvent
+from tests.pages import Form, forms
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def portal_coreapi(fresh_coreapi):
+    return fresh_coreapi
+
+
+@dataclass
+class Agent:
+    """CoreAPI as an agent acting for alice reaches it: not through the portal."""
+
+    client: CoreAPIClient
+    auth: CallerAuth
+    instance_id: str
+
+    def _where(self, agent: str | None) -> tuple[str, str | None]:
+        return ("agent", agent_object_id(self.instance_id, agent)) if agent else ("user", None)
+
+    def text(self, agent: str | None = None) -> str:
+        scope, object_id = self._where(agent)
+        return self.client.get_memory(self.auth, scope, object_id).content_markdown
+
+    def append(self, text: str, agent: str | None = None, reason: str | None = None) -> None:
+        scope, object_id = self._where(agent)
+        self.client.append_memory(self.auth, scope, text, agent_object_id=object_id, reason=reason)
+
+    def replace(self, text: str, agent: str | None = None) -> None:
+        scope, object_id = self._where(agent)
+        self.client.import_memory(self.auth, scope, text, mode="replace", agent_object_id=object_id)
+
+
+@pytest.fixture
+def agent(fresh_coreapi, coreapi_tokens, settings) -> Iterator[Agent]:
+    client = CoreAPIClient(fresh_coreapi.url, settings.COREAPI_INSTANCE_ID)
+    yield Agent(
+        client,
+        CallerAuth(coreapi_tokens.delegated("alice@contoso.com")),
+        settings.COREAPI_INSTANCE_ID,
+    )
+    client.close()
+
+
+@pytest.fixture
+def faults(fresh_coreapi, settings) -> Iterator[Faults]:
+    settings.COREAPI_GET_RETRIES = 0
+    coreapi_client.get_client.cache_clear()
+    app = emulator(fresh_coreapi)
+    app.faults = Faults()
+    yield app.faults
+    app.faults = Faults()
+
+
+def _form(html: str, action: str, **fields: str) -> Form:
+    for form in forms(html):
+        if form.action == action and all(form.fields.get(k) == v for k, v in fields.items()):
+            return form
+    raise AssertionError(f"No form posting to {action} with {fields}")
+
+
+def _textarea(html: str, name: str) -> str:
+    match = re.search(rf'<textarea[^>]*name="{name}"[^>]*>\n(.*?)</textarea>', html, re.S)
+    assert match, f"no textarea {name}"
+    return match[1]
+
+
+def _unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def _events(action: str, outcome: str = "ok") -> int:
+    return AuditEvent.objects.filter(action=action, outcome=outcome).count()
+
+
+# --- delete an entry, Undo ------------------------------------------------------------
+
+
+def test_delete_entry_without_js_removes_exactly_that_entry(alice: Client, agent: Agent):
+    before = agent.text()
+    page = alice.get("/memory/user").content.decode()
+    form = _form(page, "/memory/entries/delete", index="1")
+    assert form.fields["scope"] == "user" and "agent" not in form.fields
+
+    response = alice.post(form.action, form.fields)
+
+    assert response.status_code == 302
+    location = urlsplit(response["Location"])
+    assert location.path == "/memory/user"
+    after = agent.text()
+    assert after == remove_entry(before, 1)
+    entries = parse_document(before).entries
+    assert entries[0].source in after and entries[2].source.rstrip() in after
+    assert "Writes in British English" not in after
+    assert _events("delete-entry") == 1
+
+    shown = alice.get(response["Location"]).content.decode()
+    assert "Deleted the entry." in shown
+    undo = _form(shown, "/memory/undo", token=parse_qs(location.query)["undo"][0])
+    assert undo.fields["scope"] == "user"
+
+
+def test_delete_entry_with_htmx_swaps_the_list_and_undo_restores_byte_for_byte(
+    alice: Client, agent: Agent
+):
+    before = agent.text("benefits-assistant")
+    page = alice.get("/memory/agents/benefits-assistant").content.decode()
+    form = _form(page, "/memory/entries/delete", index="0")
+    assert form.fields["agent"] == "benefits-assistant"
+
+    response = alice.post(form.action, form.fields, **HTMX)
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="memory-content"')
+    assert "PPO Plus" not in agent.text("benefits-assistant")
+    assert "401(k)" in html and "PPO Plus" not in html
+    assert 'class="toast toast-success"' in html and "Deleted the entry." in html
+    undo = _form(html, "/memory/undo")
+
+    restored = alice.post(undo.action, undo.fields, **HTMX)
+
+    assert restored.status_code == 200
+    assert agent.text("benefits-assistant") == before
+    assert "PPO Plus" in restored.content.decode()
+    assert _events("delete-entry") == 1 and _events("edit") == 1
+    # An Undo is used once.
+    again = alice.post(undo.action, undo.fields)
+    assert again.status_code == 410
+    assert agent.text("benefits-assistant") == before
+
+
+def test_undo_without_js_redirects_back(alice: Client, agent: Agent):
+    before = agent.text("travel-planner")
+    page = alice.get("/memory/agents/travel-planner").content.decode()
+    deleted = alice.post(
+        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="1").fields
+    )
+    shown = alice.get(deleted["Location"]).content.decode()
+
+    response = alice.post("/memory/undo", _form(shown, "/memory/undo").fields)
+
+    assert response.status_code == 302 and response["Location"] == "/memory/agents/travel-planner"
+    assert agent.text("travel-planner") == before
+    assert "Restored what you deleted." in alice.get(response["Location"]).content.decode()
+
+
+def test_undo_after_a_concurrent_change_loses_nothing(alice: Client, agent: Agent):
+    page = alice.get("/memory/user").content.decode()
+    deleted = alice.post(
+        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="1").fields, **HTMX
+    )
+    undo = _form(deleted.content.decode(), "/memory/undo")
+    agent.append("- Likes window seats.", reason="Meanwhile")
+    meanwhile = agent.text()
+
+    response = alice.post(undo.action, undo.fields, **HTMX)
+
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert agent.text() == meanwhile  # the agent's note kept, nothing restored over it
+    assert "Likes window seats." in html
+    assert "Add it back as a new note" in html
+    removed = _unescape(_textarea(html, "content"))
+    assert "Writes in British English" in removed
+    readd = _form(html, "/memory/append")
+
+    added = alice.post(readd.action, {**readd.fields, "content": removed}, **HTMX)
+
+    assert added.status_code == 200
+    final = agent.text()
+    assert final.startswith(meanwhile.rstrip())
+    assert re.search(r"## Added \S+Z — Restored after deleting it\n\n- Writes in British", final)
+
+
+def test_delete_from_a_stale_page_is_a_conflict(alice: Client, agent: Agent):
+    page = alice.get("/memory/user").content.decode()
+    agent.append("- Has a dog called Biscuit.")
+    meanwhile = agent.text()
+
+    for headers in ({}, HTMX):
+        response = alice.post(
+            "/memory/entries/delete",
+            _form(page, "/memory/entries/delete", index="0").fields,
+            **headers,
+        )
+        assert response.status_code == 409
+        assert "Biscuit" in response.content.decode()  # the current document is shown
+        assert "changed since you opened it" in response.content.decode()
+    assert agent.text() == meanwhile
+    assert _events("delete-entry") == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("version", "not-a-version"), ("index", "99"), ("index", "-1")]
+)
+def test_bad_version_or_index_is_refused(alice: Client, agent: Agent, field: str, value: str):
+    before = agent.text()
+    page = alice.get("/memory/user").content.decode()
+    form = _form(page, "/memory/entries/delete", index="0")
+
+    response = alice.post(form.action, {**form.fields, field: value})
+
+    assert response.status_code == 400
+    assert "Nothing was deleted" in response.content.decode()
+    assert agent.text() == before
+
+
+def test_delete_one_list_item_of_an_unstructured_document(alice: Client, agent: Agent):
+    agent.replace("# Notes\n\n- one\n- two\n  - two and a half\n- three\n", "it-helpdesk")
+    page = alice.get("/memory/agents/it-helpdesk").content.decode()
+    assert "Delete single items" in page
+    item_forms = [f for f in forms(page) if f.action == "/memory/items/delete"]
+    assert len(item_forms) == 4  # nested items too
+    two = item_forms[1]
+    assert (two.fields["start"], two.fields["end"]) == ("3", "5")
+
+    # A range that is not exactly a list item is refused.
+    forged = alice.post(two.action, {**two.fields, "start": "0", "end": "1"})
+    assert forged.status_code == 400
+
+    response = alice.post(two.action, two.fields, **HTMX)
+
+    assert response.status_code == 200
+    assert agent.text("it-helpdesk") == "# Notes\n\n- one\n- three\n"
+    undo = _form(response.content.decode(), "/memory/undo")
+    alice.post(undo.action, undo.fields)
+    assert agent.text("it-helpdesk") == "# Notes\n\n- one\n- two\n  - two and a half\n- three\n"
+
+
+# --- edit ----------------------------------------------------------------------------
+
+
+def test_preview_renders_the_draft_safely(alice: Client):
+    draft = "<script>alert(1)</script>\n\n**bold** [x](javascript:alert(1))"
+    response = alice.post("/memory/edit/preview", {"content": draft}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="edit-preview"')
+    assert "<script" not in html
+    assert "href" not in html  # a javascript: link stays text
+    assert "&lt;script&gt;" in html and "<strong>bold</strong>" in html
+    assert "hx-disable" in html
+
+    too_big = alice.post("/memory/edit/preview", {"content": "x" * (1024 * 1024 + 1)}, **HTMX)
+    assert too_big.status_code == 400
+    assert "the limit is 1,048,576 bytes" in too_big.content.decode()
+
+
+def test_preview_needs_sign_in_and_csrf(client: Client, alice: Client):
+    strict = Client(enforce_csrf_checks=True)
+    strict.cookies = alice.cookies
+    assert strict.post("/memory/edit/preview", {"content": "x"}).status_code == 403
+    anonymous = Client()
+    response = anonymous.post("/memory/edit/preview", {"content": "x"})
+    assert response.status_code == 302 and response["Location"].startswith("/auth/login")
+
+
+def _edit_fields(html: str) -> dict[str, str]:
+    return _form(html, "/memory/edit").fields
+
+
+def test_edit_and_save(alice: Client, agent: Agent):
+    page = alice.get("/memory/edit", {"scope": "agent", "agent": "travel-planner"})
+    html = page.content.decode()
+    assert page.status_code == 200
+    original = agent.text("travel-planner")
+    assert _unescape(_textarea(html, "content")) == original
+    assert 'hx-trigger="input changed delay:400ms"' in html
+    fields = _edit_fields(html)
+    assert fields["base"] == original
+
+    edited = original.replace("aisle seats", "window seats").replace("\n", "\r\n")
+    response = alice.post("/memory/edit", {**fields, "content": edited, "action": "save"})
+
+    assert response.status_code == 302
+    assert response["Location"] == "/memory/agents/travel-planner"
+    assert agent.text("travel-planner") == original.replace("aisle seats", "window seats")
+    assert _events("edit") == 1
+
+
+def test_edit_save_with_htmx_redirects_and_empty_text_clears(alice: Client, agent: Agent):
+    fields = _edit_fields(alice.get("/memory/edit", {"scope": "user"}).content.decode())
+    response = alice.post("/memory/edit", {**fields, "content": "", "action": "save"}, **HTMX)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/memory/user"
+    assert agent.text() == ""
+
+
+def test_no_js_preview_keeps_the_draft(alice: Client, agent: Agent):
+    fields = _edit_fields(alice.get("/memory/edit", {"scope": "user"}).content.decode())
+    response = alice.post(
+        "/memory/edit", {**fields, "content": "# Draft\n\n*mine*", "action": "preview"}
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert _unescape(_textarea(html, "content")) == "# Draft\n\n*mine*"
+    assert "<em>mine</em>" in html
+    assert "# Draft" not in agent.text()
+
+
+def _conflict(alice: Client, agent: Agent) -> tuple[dict[str, str], str, str]:
+    """alice edits her memory while an agent appends to it; returns the edit fields, her
+    draft and the conflict page."""
+    html = alice.get("/memory/edit", {"scope": "user"}).content.decode()
+    fields = _edit_fields(html)
+    draft = fields["base"].replace("Prefers concise answers", "Prefers detailed answers")
+    agent.append("- Allergic to peanuts.", reason="Lunch order")
+    response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
+    assert response.status_code == 409
+    return fields, draft, response.content.decode()
+
+
+def test_edit_conflict_shows_both_versions_and_keeps_the_draft(alice: Client, agent: Agent):
+    meanwhile_before = agent.text()
+    fields, draft, html = _conflict(alice, agent)
+    assert "This memory changed while you were editing" in html
+    assert _unescape(_textarea(html, "content")) == draft
+    assert 'class="diff-added"' in html and 'class="diff-removed"' in html
+    assert "Allergic to peanuts." in html  # theirs, in the diff
+    assert 'value="reapply"' in html and 'value="overwrite"' in html
+    stored = agent.text()
+    assert "Allergic to peanuts." in stored and "Prefers concise answers" in stored
+    assert stored != meanwhile_before
+
+    # The same conflict as an htmx fragment.
+    again = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"}, **HTMX)
+    assert again.status_code == 409
+    assert again.content.decode().lstrip().startswith('<section id="editor"')
+
+
+def test_reapply_my_changes_onto_the_new_version(alice: Client, agent: Agent):
+    _, draft, html = _conflict(alice, agent)
+    conflict_fields = _edit_fields(html)
+
+    response = alice.post(
+        "/memory/edit", {**conflict_fields, "content": draft, "action": "reapply"}
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    merged = _unescape(_textarea(html, "content"))
+    assert "Prefers detailed answers" in merged and "Allergic to peanuts." in merged
+    assert "re-applied onto the new version" in html
+    fields = _edit_fields(html)
+    assert "current_version" not in fields
+    saved = alice.post("/memory/edit", {**fields, "content": merged, "action": "save"})
+    assert saved.status_code == 302
+    assert agent.text() == merged
+
+
+def test_overwrite_deliberately_and_only_what_was_shown(alice: Client, agent: Agent):
+    _, draft, html = _conflict(alice, agent)
+    conflict_fields = _edit_fields(html)
+
+    # Yet another change after the conflict page was shown: overwriting still refuses.
+    agent.append("- Another note.")
+    second = alice.post(
+        "/memory/edit", {**conflict_fields, "content": draft, "action": "overwrite"}
+    )
+    assert second.status_code == 409
+    assert "Another note." in agent.text()
+
+    response = alice.post(
+        "/memory/edit",
+        {**_edit_fields(second.content.decode()), "content": draft, "action": "overwrite"},
+    )
+    assert response.status_code == 302
+    assert agent.text() == draft
+
+
+def test_coreapi_failure_during_save_keeps_the_draft(alice: Client, agent: Agent, faults: Faults):
+    fields = _edit_fields(alice.get("/memory/edit", {"scope": "user"}).content.decode())
+    faults.path_regex = "memory/import"
+    faults.error_rate = 1.0
+    draft = fields["base"] + "\n- A line I typed.\n"
+
+    for headers in ({}, HTMX):
+        response = alice.post(
+            "/memory/edit", {**fields, "content": draft, "action": "save"}, **headers
+        )
+        html = response.content.decode()
+        assert response.status_code == 503
+        assert "Nothing was saved. CoreAPI is unavailable, try again." in html
+        assert _unescape(_textarea(html, "content")) == draft
+    assert "A line I typed." not in agent.text()
+    assert _events("edit", "error") == 2
+
+
+def test_too_large_draft_is_refused_and_kept(alice: Client, agent: Agent):
+    fields = _edit_fields(alice.get("/memory/edit", {"scope": "user"}).content.decode())
+    draft = "é" * 600_000  # 1.2 MB of UTF-8
+    response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
+    assert response.status_code == 400
+    assert _textarea(response.content.decode(), "content") == draft
+    assert "é" not in agent.text()
+
+
+# --- append --------------------------------------------------------------------------
+
+
+def test_append_a_note_with_a_reason(alice: Client, agent: Agent):
+    panel = alice.get("/memory/append", {"scope": "agent", "agent": "it-helpdesk"}, **HTMX)
+    assert panel.status_code == 200
+    assert panel.content.decode().lstrip().startswith('<section id="change-panel"')
+
+    response = alice.post(
+        "/memory/append",
+        {
+            "scope": "agent",
+            "agent": "it-helpdesk",
+            "content": "- Uses a **Dvorak** keyboard.",
+            "reason": "Told the helpdesk",
+        },
+        **HTMX,
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="memory-content"')
+    assert '<div id="change-panel" class="change-panel" hx-swap-oob="true"></div>' in html
+    assert "<strong>Dvorak</strong>" in html and "Told the helpdesk" in html
+    stored = agent.text("it-helpdesk")
+    assert re.search(
+        r"\n\n## Added \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ — Told the helpdesk\n\n"
+        r"- Uses a \*\*Dvorak\*\* keyboard\.\n$",
+        stored,
+    )
+    assert _events("append") == 1
+
+
+def test_append_without_js(alice: Client, agent: Agent):
+    page = alice.get("/memory/append", {"scope": "user"})
+    assert page.status_code == 200 and "<h2" in page.content.decode()
+    response = alice.post("/memory/append", {"scope": "user", "content": "Plain note."})
+    assert response.status_code == 302 and response["Location"] == "/memory/user"
+    assert agent.text().endswith("\n\nPlain note.\n")
+
+
+def test_empty_note_is_refused_with_the_reason_kept(alice: Client, agent: Agent):
+    before = agent.text()
+    response = alice.post(
+        "/memory/append", {"scope": "user", "content": "  \n", "reason": "My reason"}, **HTMX
+    )
+    assert response.status_code == 400
+    assert response["HX-Retarget"] == "#change-panel"
+    assert 'value="My reason"' in response.content.decode()
+    assert agent.text() == before
+
+
+def test_failed_append_keeps_what_was_typed_and_is_audited(
+    alice: Client, agent: Agent, faults: Faults
+):
+    faults.path_regex = "memory/append"
+    faults.throttle_rate = 1.0
+    faults.retry_after_seconds = 9
+    response = alice.post(
+        "/memory/append", {"scope": "user", "content": "- Keep me.", "reason": "Why"}, **HTMX
+    )
+    html = response.content.decode()
+    assert response.status_code == 429
+    assert "try again in 9 s" in html
+    assert "- Keep me." in html and 'value="Why"' in html
+    assert _events("append", "error") == 1
+
+
+# --- clear ---------------------------------------------------------------------------
+
+
+def test_clear_needs_confirmation(alice: Client, agent: Agent):
+    before = agent.text("benefits-assistant")
+    target = {"scope": "agent", "agent": "benefits-assistant"}
+
+    page = alice.get("/memory/clear", target)
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Entries</dt><dd>2</dd>" in html and "Last update" in html
+    assert _form(html, "/memory/clear").buttons == [("confirm", "true")]
+    for data in (target, {**target, "confirm": "false"}):
+        refused = alice.post("/memory/clear", data)
+        assert refused.status_code == 400
+        assert "Nothing was cleared" in refused.content.decode()
+    assert agent.text("benefits-assistant") == before
+
+    response = alice.post("/memory/clear", {**target, "confirm": "true"}, **HTMX)
+
+    assert response.status_code == 200
+    assert "memoryCleared" in response["HX-Trigger"]
+    assert "This agent remembers nothing about you yet." in response.content.decode()
+    assert agent.text("benefits-assistant") == ""
+    assert _events("clear") == 1
+
+
+def test_clear_without_js_redirects(alice: Client, agent: Agent):
+    response = alice.post("/memory/clear", {"scope": "user", "confirm": "true"})
+    assert response.status_code == 302 and response["Location"] == "/memory/user"
+    assert agent.text() == ""
+
+
+def test_clear_everything_needs_the_phrase(alice: Client, agent: Agent):
+    before = agent.text()
+    page = alice.get("/memory/clear-everything").content.decode()
+    for label in ("Your memory", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
+        assert label in page
+
+    wrong = alice.post("/memory/clear-everything", {"phrase": "clear everythin"})
+
+    assert wrong.status_code == 400
+    assert 'value="clear everythin"' in wrong.content.decode()
+    assert agent.text() == before and agent.text("travel-planner") != ""
+    assert _events("clear") == 0
+
+    right = alice.post("/memory/clear-everything", {"phrase": " Clear  everything "}, **HTMX)
+
+    html = right.content.decode()
+    assert right.status_code == 200
+    assert html.lstrip().startswith('<section id="clear-everything"')
+    assert html.count("cleared") >= 4
+    assert "memoryCleared" in right["HX-Trigger"]
+    for name in (None, "benefits-assistant", "it-helpdesk", "travel-planner"):
+        assert agent.text(name) == ""
+    assert _events("clear") == 4
+
+
+def test_clear_everything_reports_a_partial_failure_and_retries_it(
+    alice: Client, agent: Agent, faults: Faults
+):
+    faults.path_regex = "agents/travel-planner"
+    faults.error_rate = 1.0
+
+    response = alice.post("/memory/clear-everything", {"phrase": "clear everything"})
+
+    html = response.content.decode()
+    assert response.status_code == 503
+    assert re.search(r"Travel Planner</strong>: failed\. CoreAPI is unavailable", html)
+    assert re.search(r"IT Helpdesk</strong>: cleared", html)
+    assert agent.text("it-helpdesk") == ""
+    faults.error_rate = 0.0
+    assert agent.text("travel-planner") != ""
+    retry = _form(html, "/memory/clear-everything")
+    assert retry.fields == {
+        "csrfmiddlewaretoken": retry.fields["csrfmiddlewaretoken"],
+        "phrase": "clear everything",
+        "scopes": "agent:travel-planner",
+    }
+
+    again = alice.post(retry.action, retry.fields)
+
+    assert again.status_code == 200
+    assert re.findall(r"<strong>(.*?)</strong>: cleared", again.content.decode()) == [
+        "Travel Planner"
+    ]
+    assert agent.text("travel-planner") == ""
+    assert _events("clear", "error") == 1 and _events("clear") == 4
+
+
+# --- who may change what -------------------------------------------------------------
+
+
+def test_bob_cannot_touch_alices_agents(bob: Client, agent: Agent):
+    before = agent.text("travel-planner")
+    target = {"scope": "agent", "agent": "travel-planner"}
+    assert bob.get("/memory/edit", target).status_code == 404
+    assert bob.get("/memory/clear", target).status_code == 404
+    assert bob.get("/memory/append", target, **HTMX).status_code == 404
+    for url, data in [
+        ("/memory/edit", {"content": "x", "version": "|" + "0" * 64}),
+        ("/memory/append", {"content": "x"}),
+        ("/memory/clear", {"confirm": "true"}),
+        ("/memory/entries/delete", {"version": "|" + "0" * 64, "index": "0"}),
+        ("/memory/items/delete", {"version": "|" + "0" * 64, "start": "0", "end": "1"}),
+        ("/memory/undo", {"token": "a" * 22}),
+    ]:
+        assert bob.post(url, {**target, **data}).status_code == 404, url
+    assert (
+        bob.post(
+            "/memory/clear-everything",
+            {"phrase": "clear everything", "scopes": "agent:travel-planner"},
+        ).status_code
+        == 400
+    )
+    assert agent.text("travel-planner") == before
+    assert AuditEvent.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "target",
+    [{"scope": "combined"}, {"scope": "user", "agent": "travel-planner"}, {"scope": "agent"}],
+)
+def test_forged_scopes_change_nothing(alice: Client, agent: Agent, target: dict[str, str]):
+    before = agent.text()
+    response = alice.post("/memory/clear", {**target, "confirm": "true"})
+    assert response.status_code in (400, 404)
+    assert agent.text() == before
+
+
+def test_every_change_needs_csrf(alice: Client, agent: Agent):
+    before = agent.text()
+    strict = Client(enforce_csrf_checks=True)
+    strict.cookies = alice.cookies
+    for url, data in [
+        ("/memory/append", {"scope": "user", "content": "x"}),
+        ("/memory/clear", {"scope": "user", "confirm": "true"}),
+        ("/memory/clear-everything", {"phrase": "clear everything"}),
+        ("/memory/edit", {"scope": "user", "content": "x"}),
+        ("/memory/entries/delete", {"scope": "user"}),
+        ("/memory/undo", {"scope": "user"}),
+    ]:
+        assert strict.post(url, data).status_code == 403, url
+    assert agent.text() == before
+
+
+def test_changes_need_sign_in(client: Client, portal):
+    for url in ("/memory/edit?scope=user", "/memory/clear-everything", "/memory/append?scope=user"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/auth/login")
+    assert client.post("/memory/clear", {"scope": "user", "confirm": "true"}).status_code == 302
+
+
+def test_memory_page_offers_changes_but_not_on_the_combined_view(alice: Client):
+    page = alice.get("/memory/agents/travel-planner").content.decode()
+    assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in page
+    assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in page
+    assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in page
+    assert page.count('action="/memory/entries/delete"') == 2
+    combined = alice.get("/memory/agents/travel-planner/combined").content.decode()
+    assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined
+    dashboard = alice.get("/").content.decode()
+    assert 'href="/memory/clear-everything"' in dashboard
