@@ -70,10 +70,10 @@ def max_bytes() -> int:
     return settings.PORTAL_UPLOAD_MAX_BYTES
 
 
-def too_large(size: int, limit: int, what: str = "The file") -> UploadRefused:
-    return UploadRefused(
-        f"{what} is {filesizeformat(size)}; the limit is {filesizeformat(limit)}.", status=413
-    )
+def too_large(size: int | None, limit: int, what: str = "The file") -> UploadRefused:
+    """413, with the size when it is known (a skipped upload's is not)."""
+    measured = f"is {filesizeformat(size)}" if size is not None else "is too large"
+    return UploadRefused(f"{what} {measured}; the limit is {filesizeformat(limit)}.", status=413)
 
 
 def check_extension(filename: str) -> None:

@@ -16,4 +16,5 @@ urlpatterns = [
     path("memory/agents/<slug:agent_name>/combined", views.agent_combined, name="agent_combined"),
     path("", include("memory_ui.support")),
     path("", include("memory_ui.changes")),
+    path("", include("memory_ui.transfer")),
 ]
