@@ -27,7 +27,7 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
-from django_htmx.http import reswap, retarget, trigger_client_event
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from memory_ui import forms
 from memory_ui.access import HtmxHttpRequest, caller, error_status, render_page, user_agents
@@ -88,11 +88,6 @@ class Place:
             scope, agent_name, agent_name or "your shared memory", url or reverse("user_memory")
         )
 
-    @property
-    def query(self) -> str:
-        params = {"scope": self.scope, **({"agent": self.agent_name} if self.agent_name else {})}
-        return urlencode(params)
-
 
 def _actor(request: HtmxHttpRequest) -> Actor:
     return Actor(request, caller(request))
@@ -107,20 +102,19 @@ def _resolve(form: forms.TargetForm) -> Target | None:
     return form.target
 
 
-def _export_url(target: Target | None) -> str | None:
-    """The export download (memory_ui/transfer.py), when that URL exists."""
+def _export_url(target: Target) -> str | None:
+    """The download of this memory (memory_ui/transfer.py), where that app is installed."""
     try:
-        url = reverse("memory_export")
+        if target.agent:
+            return reverse("export_agent", args=[target.agent.name])
+        return reverse("export_user")
     except NoReverseMatch:
         return None
-    if target is None:
-        return None
-    return f"{url}?{Place.of(target).query}"
 
 
 def _export_everything_url() -> str | None:
     try:
-        return reverse("memory_export_all")
+        return reverse("export_everything")
     except NoReverseMatch:
         return None
 
@@ -327,6 +321,15 @@ def _undo_forget(request: HtmxHttpRequest, token: str) -> None:
     request.session[UNDO_SESSION_KEY] = records
 
 
+def _undo_forget_target(request: HtmxHttpRequest, target: Target) -> None:
+    """A cleared memory keeps no copies for Undo: clearing means it is gone."""
+    where = (target.scope, target.agent.name if target.agent else "")
+    records = _undo_records(request)
+    request.session[UNDO_SESSION_KEY] = {
+        token: r for token, r in records.items() if (r["scope"], r["agent"]) != where
+    }
+
+
 @require_POST
 @login_required
 def undo(request: HtmxHttpRequest) -> HttpResponse:
@@ -442,6 +445,10 @@ def edit(request: HtmxHttpRequest) -> HttpResponse:
         messages.success(request, f"Saved {place.name}.")
     else:
         messages.success(request, f"Saved: {place.name} is now empty.")
+    if request.htmx:
+        # HX-Redirect right away: on a 302 the messages middleware would take the message
+        # for this response, which htmx never shows, instead of for the page it lands on.
+        return HttpResponseClientRedirect(place.url)
     return redirect(place.url)
 
 
@@ -671,6 +678,7 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
             status=error_status(exc),
             error=f"Nothing was cleared. {exc.message}",
         )
+    _undo_forget_target(request, target)
     messages.success(request, f"Cleared {place.name}.")
     if not request.htmx:
         return redirect(place.url)
@@ -745,6 +753,7 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     for target in chosen:
         try:
             memory_clear(actor, target)
+            _undo_forget_target(request, target)
             results.append(ClearResult(target, None))
         except CoreAPIError as exc:
             results.append(ClearResult(target, exc))
@@ -756,6 +765,10 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
         )
         assert failed[0].error is not None
         status = error_status(failed[0].error)
+        if status >= 500 and request.session.modified:
+            # Django skips saving the session on a 5xx; the cleared ones' Undo copies
+            # must still go.
+            request.session.save()
     else:
         messages.success(request, "Cleared everything agents remembered about you.")
     response = _render_everything(

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
+from django.urls import NoReverseMatch, reverse
 
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
@@ -311,6 +313,8 @@ def test_edit_save_with_htmx_redirects_and_empty_text_clears(alice: Client, agen
     assert response.status_code == 200
     assert response["HX-Redirect"] == "/memory/user"
     assert agent.text() == ""
+    # The message waits for the page htmx goes to.
+    assert "Saved: your shared memory is now empty." in alice.get("/memory/user").content.decode()
 
 
 def test_no_js_preview_keeps_the_draft(alice: Client, agent: Agent):
@@ -411,6 +415,20 @@ def test_coreapi_failure_during_save_keeps_the_draft(alice: Client, agent: Agent
         assert _unescape(_textarea(html, "content")) == draft
     assert "A line I typed." not in agent.text()
     assert _events("edit", "error") == 2
+
+
+def test_unlisted_agents_keep_the_draft(alice: Client, agent: Agent, faults: Faults):
+    target = {"scope": "agent", "agent": "travel-planner"}
+    fields = _edit_fields(alice.get("/memory/edit", target).content.decode())
+    faults.path_regex = "completions/agents"
+    faults.error_rate = 1.0
+    cache.clear()  # the agent list is reused briefly; make the portal ask again
+
+    response = alice.post("/memory/edit", {**fields, "content": "- Mine.\n", "action": "save"})
+
+    assert response.status_code == 503
+    assert _textarea(response.content.decode(), "content") == "- Mine.\n"
+    assert "Mine." not in agent.text("travel-planner")
 
 
 def test_too_large_draft_is_refused_and_kept(alice: Client, agent: Agent):
@@ -515,6 +533,29 @@ def test_clear_needs_confirmation(alice: Client, agent: Agent):
     assert "This agent remembers nothing about you yet." in response.content.decode()
     assert agent.text("benefits-assistant") == ""
     assert _events("clear") == 1
+
+
+def test_clear_offers_a_download_first(alice: Client):
+    try:
+        export = reverse("export_agent", args=["benefits-assistant"])
+    except NoReverseMatch:
+        pytest.skip("the export views (memory_ui/transfer.py) are not installed")
+    html = alice.get("/memory/clear", {"scope": "agent", "agent": "benefits-assistant"})
+    assert f'<a href="{export}" download>Download a copy first</a>' in html.content.decode()
+
+
+def test_clearing_drops_the_copies_kept_for_undo(alice: Client, agent: Agent):
+    page = alice.get("/memory/user").content.decode()
+    deleted = alice.post(
+        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="0").fields, **HTMX
+    )
+    undo = _form(deleted.content.decode(), "/memory/undo")
+    alice.post("/memory/clear", {"scope": "user", "confirm": "true"})
+
+    response = alice.post(undo.action, undo.fields)
+
+    assert response.status_code == 410
+    assert agent.text() == ""
 
 
 def test_clear_without_js_redirects(alice: Client, agent: Agent):

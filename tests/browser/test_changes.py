@@ -1,0 +1,99 @@
+"""alice changes her memory in Chromium: edit with a live preview, delete and Undo, add a
+note, clear with confirmation. Each test has an emulator of its own (`fresh_coreapi`)."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import sign_in_as
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def portal_coreapi(fresh_coreapi):
+    return fresh_coreapi
+
+
+def test_edit_with_live_preview(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/user")
+    page.get_by_role("button", name="Edit", exact=True).click()
+    expect(page.get_by_role("heading", name="Edit your shared memory")).to_be_visible()
+    expect(page.locator("#edit-preview")).to_contain_text("Prefers concise answers")
+
+    page.get_by_label("Markdown").fill("# Fresh start\n\n- **Bold** claim <b>not html</b>")
+
+    # The preview follows the typing (debounced), rendered by the portal's sanitizer.
+    expect(page.locator("#edit-preview strong")).to_have_text("Bold")
+    expect(page.locator("#edit-preview")).to_contain_text("<b>not html</b>")
+    expect(page.locator("#edit-preview b")).to_have_count(0)
+    page.get_by_role("button", name="Save").click()
+
+    expect(page).to_have_url(re.compile(r"/memory/user$"))
+    expect(page.locator("#toasts")).to_contain_text("Saved your shared memory.")
+    expect(page.locator("#memory-content")).to_contain_text("Bold claim")
+    expect(page.locator("#memory-content")).not_to_contain_text("Prefers concise answers")
+
+
+def test_delete_one_entry_and_undo(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/travel-planner")
+    entries = page.locator("#memory-content .entry")
+    expect(entries).to_have_count(2)
+
+    page.get_by_role("button", name="Delete entry 2: Upcoming trip").click()
+
+    expect(entries).to_have_count(1)
+    expect(page.locator("#memory-content")).not_to_contain_text("Trip to London")
+    expect(page.locator("#toasts")).to_contain_text("Deleted the entry.")
+    expect(page.locator(".change-notice")).to_be_focused()
+    page.get_by_role("button", name="Undo").click()
+
+    expect(entries).to_have_count(2)
+    expect(page.locator("#memory-content")).to_contain_text("Trip to London")
+    expect(page.locator("#toasts")).to_contain_text("Restored what you deleted.")
+    page.reload()
+    expect(entries).to_have_count(2)
+
+
+def test_add_a_note_in_place(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/it-helpdesk")
+    page.get_by_role("button", name="Add a note").click()
+    note = page.get_by_role("textbox", name="Note")
+    expect(note).to_be_focused()
+    note.fill("- Prefers *remote* sessions.")
+    page.get_by_role("textbox", name="Why").fill("Said so in chat")
+    page.get_by_role("button", name="Add note").click()
+
+    expect(page.locator("#memory-content .entry")).to_have_count(2)
+    expect(page.locator("#memory-content")).to_contain_text("Said so in chat")
+    expect(page.locator("#memory-content em")).to_have_text("remote")
+    expect(page.locator("#change-panel")).to_be_empty()
+
+
+def test_clear_with_confirmation(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/benefits-assistant")
+    page.evaluate(
+        "window.cleared = [];"
+        "document.body.addEventListener('memoryCleared', e => window.cleared.push(e.detail))"
+    )
+    page.get_by_role("button", name="Clear…", exact=True).click()
+
+    panel = page.locator("#change-panel")
+    expect(page.get_by_role("heading", name="Clear Benefits Assistant's memory?")).to_be_focused()
+    expect(panel).to_contain_text("Entries2")
+    expect(page.locator("#memory-content")).to_contain_text("PPO Plus")  # nothing gone yet
+    panel.get_by_role("button", name="Clear Benefits Assistant's memory").click()
+
+    expect(page.locator("#memory-content")).to_contain_text(
+        "This agent remembers nothing about you yet."
+    )
+    expect(panel).to_be_empty()
+    page.wait_for_function("window.cleared.length === 1")
+    assert page.evaluate("window.cleared[0].agent") == "benefits-assistant"
+    page.reload()
+    expect(page.locator("#memory-content")).to_contain_text("remembers nothing")
