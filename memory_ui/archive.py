@@ -125,7 +125,7 @@ def build_manifest(documents: list[ExportedDocument], upn: str, exported_at: dat
         "format": FORMAT,
         "version": VERSION,
         "upn": upn,
-        "exported_at": _iso(exported_at),
+        "exported_at": _iso(exported_at.replace(microsecond=0)),
         "files": [
             {
                 "path": doc.path,

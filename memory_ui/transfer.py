@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from memory_ui import auth, uploads
 from memory_ui.access import (
@@ -90,6 +91,14 @@ def _memory_url(target: Target) -> str:
     if target.agent:
         return reverse("agent_memory", args=[target.agent.name])
     return reverse("user_memory")
+
+
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
+    """Redirect after a POST. For htmx, HX-Redirect at once: the messages middleware would
+    otherwise deliver the success message into the discarded 302 body."""
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
 
 
 def _failure(
@@ -426,7 +435,7 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
     except CoreAPIError as exc:
         return again(f"Nothing was imported. {exc.message}", error_status(exc))
     messages.success(request, f"Imported {imported.source} into {page.label}: {done}.")
-    return redirect(page.urls["memory"])
+    return _go(request, page.urls["memory"])
 
 
 # --- restore an "Export everything" zip ------------------------------------------------
@@ -548,8 +557,8 @@ def _archive_page(
         rows = _plan(request, staged, user_agents(request))
     except CoreAPIError as exc:
         return _failure(request, exc, reverse("import_home"), "import")
+    failed = [key for key, outcome in staged.outcomes.items() if not outcome.ok]
     if selected is None:
-        failed = [key for key, outcome in staged.outcomes.items() if not outcome.ok]
         selected = failed if staged.outcomes else [row.key for row in rows if row.ready]
     identity = auth.current_identity(request)
     return render_page(
@@ -561,6 +570,7 @@ def _archive_page(
             "staged": staged,
             "rows": rows,
             "outcomes": [row for row in rows if row.outcome],
+            "failed": failed,
             "selected": selected,
             "mode": mode if mode in MODES else staged.mode,
             "error": error,
@@ -623,7 +633,7 @@ def import_archive(request: HtmxHttpRequest) -> HttpResponse:
     token = secrets.token_urlsafe(16)
     staged = StagedRestore(archive, (upload.name or "archive.zip")[:200])
     cache.set(_stage_key(request, token), staged, STAGE_SECONDS)
-    return redirect("import_archive_preview", token=token)
+    return _go(request, reverse("import_archive_preview", args=[token]))
 
 
 def _expired(request: HtmxHttpRequest) -> HttpResponse:
@@ -701,7 +711,7 @@ def import_archive_apply(request: HtmxHttpRequest, token: str) -> HttpResponse:
         )
     else:
         messages.success(request, f"Imported {len(set(keys))} from {staged.source}.")
-    return redirect("import_archive_preview", token=token)
+    return _go(request, reverse("import_archive_preview", args=[token]))
 
 
 urlpatterns = [
