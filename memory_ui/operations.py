@@ -8,6 +8,7 @@ version the user started from (DESIGN 8) and refuses with `MemoryChanged` on a m
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.http import HttpRequest
@@ -191,6 +192,33 @@ def memory_export(actor: Actor, target: Target) -> str:
         raise
     _audit(actor, Action.EXPORT, target, before=text)
     return text
+
+
+def memory_export_many(actor: Actor, targets: list[Target], *, workers: int = 4) -> list[str]:
+    """Several exports, `workers` at a time. Each is audited afterwards on this thread (audit
+    rows use its database connection); the first failure is raised once all are audited."""
+
+    def fetch(target: Target) -> str | CoreAPIError:
+        try:
+            return get_client().export_memory(
+                actor.auth, target.scope, agent_object_id=target.agent_object_id
+            )
+        except CoreAPIError as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(fetch, targets))
+    for target, result in zip(targets, results, strict=True):
+        if isinstance(result, CoreAPIError):
+            _audit(actor, Action.EXPORT, target, error=result)
+        else:
+            _audit(actor, Action.EXPORT, target, before=result)
+    texts = []
+    for result in results:
+        if isinstance(result, CoreAPIError):
+            raise result
+        texts.append(result)
+    return texts
 
 
 def memory_export_combined(actor: Actor, agent: Agent) -> str:
