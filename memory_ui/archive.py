@@ -8,11 +8,11 @@ an empty file restored with "replace" clears that memory) and `manifest.json`:
      "files": [{"path", "scope", "agent_name", "agent_object_id", "updated_on",
                 "sha256", "bytes"}]}
 
-Export. `export_archive` fetches every document before it returns, one CoreAPI call at a
-time (each export is audited, and audit rows are written on the request's own thread and
-database connection), then streams the zip one file at a time. A failed fetch therefore
-raises `CoreAPIError` while the view can still answer with an error page; once bytes flow
-the archive is complete. The documents are held in memory meanwhile; the zip is not.
+Export. `export_archive` fetches every document before it returns, a few CoreAPI calls at
+a time (each export audited on the request's own thread), then streams the zip one file
+at a time. A failed fetch therefore raises `CoreAPIError` while the view can still answer
+with an error page, and nothing half-done is downloaded; once bytes flow the archive is
+complete. The documents are held in memory meanwhile; the zip is not.
 
 Restore. `read_archive` trusts nothing in the upload: sizes are checked as declared and
 again while reading with a hard cap, names must be plain relative paths, and only regular
@@ -30,6 +30,7 @@ import re
 import stat
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO
@@ -44,7 +45,7 @@ from memory_ui.operations import (
     Actor,
     Target,
     Version,
-    memory_export,
+    memory_export_many,
     memory_import_append,
     memory_read,
     memory_replace,
@@ -56,6 +57,7 @@ VERSION = 1
 MANIFEST = "manifest.json"
 
 MAX_FILES = 200
+FETCH_WORKERS = 4  # CoreAPI calls in flight per export: dozens of agents, a few round trips
 MAX_MANIFEST_BYTES = 256 * 1024
 SAFE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 NESTED_ARCHIVE_SUFFIXES = (".zip", ".jar", ".gz", ".tgz", ".7z", ".rar", ".tar", ".bz2", ".xz")
@@ -109,15 +111,20 @@ class ExportedDocument:
         return self.text.encode("utf-8")
 
 
-def collect_documents(actor: Actor, agents: list[Agent]) -> list[ExportedDocument]:
-    """Every document, exported (and audited) one after another; raises CoreAPIError."""
-    documents = []
-    for target in [Target("user"), *(Target("agent", agent) for agent in agents)]:
-        text = memory_export(actor, target)
-        # The export body is raw markdown; its time stamp comes from a read right after.
-        updated_on = memory_read(actor, target).updated_on
-        documents.append(ExportedDocument(target, text, updated_on))
-    return documents
+def collect_documents(
+    actor: Actor, agents: list[Agent], *, workers: int = FETCH_WORKERS
+) -> list[ExportedDocument]:
+    """Every document, a few CoreAPI calls at a time; raises CoreAPIError (every export,
+    failed or not, is audited first)."""
+    targets = [Target("user"), *(Target("agent", agent) for agent in agents)]
+    texts = memory_export_many(actor, targets, workers=workers)
+    # The export body is raw markdown; its time stamp comes from a read right after.
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        memories = list(pool.map(lambda target: memory_read(actor, target), targets))
+    return [
+        ExportedDocument(target, text, memory.updated_on)
+        for target, text, memory in zip(targets, texts, memories, strict=True)
+    ]
 
 
 def build_manifest(documents: list[ExportedDocument], upn: str, exported_at: datetime) -> dict:

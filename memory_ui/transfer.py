@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, reselect, reswap, retarget
 
 from memory_ui import auth, uploads
 from memory_ui.access import (
@@ -102,14 +102,18 @@ def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
 
 
 def _failure(
-    request: HtmxHttpRequest, error: CoreAPIError, back_url: str, what: str
+    request: HtmxHttpRequest, error: CoreAPIError, back_url: str, what: str, kept_text: str = ""
 ) -> HttpResponse:
-    return render(
+    """CoreAPI failed before the page could be built; `kept_text` is what the user typed."""
+    response = render(
         request,
         "memory_ui/transfer_error.html",
-        {"error": error, "back_url": back_url, "what": what},
+        {"error": error, "back_url": back_url, "what": what, "kept_text": kept_text},
         status=error_status(error),
     )
+    if request.htmx:  # a whole page: it replaces the page's content, not the form's
+        reselect(retarget(reswap(response, "innerHTML"), "#main"), "#main")
+    return response
 
 
 # --- export ------------------------------------------------------------------------------
@@ -357,11 +361,11 @@ def import_form(request: HtmxHttpRequest, agent_name: str | None = None) -> Http
 @require_POST
 @login_required
 def import_preview(request: HtmxHttpRequest, agent_name: str | None = None) -> HttpResponse:
+    pasted = request.POST.get("pasted", "")
     try:
         page = _import_page(request, agent_name)
     except CoreAPIError as exc:
-        return _failure(request, exc, reverse("dashboard"), "import")
-    pasted = request.POST.get("pasted", "")
+        return _failure(request, exc, reverse("dashboard"), "import", pasted)
     try:
         imported = _submitted_import(request)
     except UploadRefused as refusal:
@@ -376,11 +380,11 @@ def import_preview(request: HtmxHttpRequest, agent_name: str | None = None) -> H
 @require_POST
 @login_required
 def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> HttpResponse:
+    text = request.POST.get("text", "")
     try:
         page = _import_page(request, agent_name)
     except CoreAPIError as exc:
-        return _failure(request, exc, reverse("dashboard"), "import")
-    text = request.POST.get("text", "")
+        return _failure(request, exc, reverse("dashboard"), "import", text)
     try:
         # The text came back from the browser: it is checked again, like any upload.
         validated = uploads.validate_paste(text)

@@ -623,3 +623,16 @@ def test_a_failed_import_keeps_the_text_and_is_audited(alice: Client, api: Api, 
     (event,) = audit("import")
     assert event.outcome == "error" and event.error_status == 500
     assert "keep me" not in api.doc()
+
+
+def test_when_the_agent_list_fails_the_typed_text_is_still_shown(alice: Client, faults: Faults):
+    faults.path_regex = r"completions/agents"
+    faults.error_rate = 1.0
+    response = alice.post(
+        "/memory/agents/travel-planner/import/preview", {"pasted": "- my <draft>"}, **HTMX
+    )
+    assert response.status_code == 503
+    assert response["HX-Retarget"] == "#main" and response["HX-Reselect"] == "#main"
+    body = response.content.decode()
+    assert "- my &lt;draft&gt;</textarea>" in body
+    assert "Nothing was imported." in page_text(response)

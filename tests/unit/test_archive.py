@@ -158,28 +158,29 @@ def test_an_export_can_be_read_from_a_file_object():
 
 
 def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
-    calls: list[str] = []
+    asked: list[list[str]] = []
 
-    def export(actor, target):
-        calls.append(target.scope)
-        if target.agent and target.agent.name == "it-helpdesk":
-            raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
-        return "- fact\n"
+    def export_many(actor, targets, *, workers):
+        asked.append([t.agent.name if t.agent else "user" for t in targets])
+        assert workers == archive.FETCH_WORKERS
+        raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
-    monkeypatch.setattr(archive, "memory_export", export)
-    monkeypatch.setattr(archive, "memory_read", lambda actor, target: _memory())
+    monkeypatch.setattr(archive, "memory_export_many", export_many)
     with pytest.raises(CoreAPIUnavailable):
         archive.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
-    assert calls == ["user", "agent", "agent"]  # one at a time, stopped by the failure
+    assert asked == [["user", "travel-planner", "it-helpdesk"]]
 
 
 def test_export_archive_returns_a_lazy_stream(monkeypatch):
-    monkeypatch.setattr(archive, "memory_export", lambda actor, target: "- fact\n")
+    monkeypatch.setattr(
+        archive, "memory_export_many", lambda actor, targets, workers: ["- fact\n"] * len(targets)
+    )
     monkeypatch.setattr(archive, "memory_read", lambda actor, target: _memory())
     stream = archive.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
     assert not isinstance(stream, bytes | list)
     parsed = read_archive(b"".join(stream), LIMITS)
     assert [f.key for f in parsed.files] == ["user", "agent:travel-planner"]
+    assert all(f.text == "- fact\n" for f in parsed.files)
 
 
 def _memory():
