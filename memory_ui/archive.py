@@ -117,10 +117,11 @@ def collect_documents(
     """Every document, a few CoreAPI calls at a time; raises CoreAPIError (every export,
     failed or not, is audited first)."""
     targets = [Target("user"), *(Target("agent", agent) for agent in agents)]
-    texts = memory_export_many(actor, targets, workers=workers)
-    # The export body is raw markdown; its time stamp comes from a read right after.
+    # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        memories = list(pool.map(lambda target: memory_read(actor, target), targets))
+        reads = pool.map(lambda target: memory_read(actor, target), targets)
+        texts = memory_export_many(actor, targets, workers=workers)
+        memories = list(reads)
     return [
         ExportedDocument(target, text, memory.updated_on)
         for target, text, memory in zip(targets, texts, memories, strict=True)

@@ -166,6 +166,7 @@ def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
         raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
     monkeypatch.setattr(archive, "memory_export_many", export_many)
+    monkeypatch.setattr(archive, "memory_read", lambda actor, target: _memory())
     with pytest.raises(CoreAPIUnavailable):
         archive.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
     assert asked == [["user", "travel-planner", "it-helpdesk"]]
