@@ -61,8 +61,10 @@ def htmx_messages(get_response: Handler) -> Handler:
 
     def middleware(request: HttpRequest) -> HttpResponse:
         response = get_response(request)
+        # Redirects keep their messages for the page they lead to.
         if (
             not getattr(request, "htmx", False)
+            or 300 <= response.status_code < 400
             or "HX-Redirect" in response
             or response.streaming
             or not response.get("Content-Type", "").startswith("text/html")
