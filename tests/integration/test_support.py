@@ -412,3 +412,14 @@ def test_carol_exports_everything_for_alice(carol: Client, recorder: Recorder):
         },
     )
     assert again.status_code == 302  # the confirmation was single-use
+
+
+def test_message_survives_an_htmx_redirect(carol: Client):
+    """A redirect answering htmx becomes HX-Redirect; its message waits for the next page."""
+    response = carol.post(
+        "/support/users/alice@contoso.com/reveal", {"scope_key": "user"}, HTTP_HX_REQUEST="true"
+    )
+    assert response["HX-Redirect"] == "/support/users/alice@contoso.com/"
+    assert b"toast" not in response.content
+    page = carol.get(response["HX-Redirect"]).content.decode()
+    assert "Give a reason (at least 5 characters) to reveal memory." in page
