@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect, reselect, reswap, retarget
+from django_htmx.http import reselect, reswap, retarget
 
 from memory_ui import auth, uploads
 from memory_ui.access import (
@@ -91,14 +91,6 @@ def _memory_url(target: Target) -> str:
     if target.agent:
         return reverse("agent_memory", args=[target.agent.name])
     return reverse("user_memory")
-
-
-def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
-    """Redirect after a POST. For htmx, HX-Redirect at once: the messages middleware would
-    otherwise deliver the success message into the discarded 302 body."""
-    if request.htmx:
-        return HttpResponseClientRedirect(url)
-    return redirect(url)
 
 
 def _failure(
@@ -439,7 +431,7 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
     except CoreAPIError as exc:
         return again(f"Nothing was imported. {exc.message}", error_status(exc))
     messages.success(request, f"Imported {imported.source} into {page.label}: {done}.")
-    return _go(request, page.urls["memory"])
+    return redirect(page.urls["memory"])
 
 
 # --- restore an "Export everything" zip ------------------------------------------------
@@ -637,7 +629,7 @@ def import_archive(request: HtmxHttpRequest) -> HttpResponse:
     token = secrets.token_urlsafe(16)
     staged = StagedRestore(archive, (upload.name or "archive.zip")[:200])
     cache.set(_stage_key(request, token), staged, STAGE_SECONDS)
-    return _go(request, reverse("import_archive_preview", args=[token]))
+    return redirect("import_archive_preview", token=token)
 
 
 def _expired(request: HtmxHttpRequest) -> HttpResponse:
@@ -715,7 +707,7 @@ def import_archive_apply(request: HtmxHttpRequest, token: str) -> HttpResponse:
         )
     else:
         messages.success(request, f"Imported {len(set(keys))} from {staged.source}.")
-    return _go(request, reverse("import_archive_preview", args=[token]))
+    return redirect("import_archive_preview", token=token)
 
 
 urlpatterns = [
