@@ -7,7 +7,7 @@ trip of latency rather than one per agent. Also times "Export everything" at tha
     .venv/bin/python bench/dashboard.py [--agents 40] [--latency-ms 100] [--parallel 6] [--runs 5]
 
 Everything runs on loopback on free ports with its own temporary state: the devstack IdP
-and CoreAPI emulator in this process, the portal as `manage.py runserver` in a child.
+and CoreAPI emulator in this process, the portal under gunicorn in a child.
 """
 
 from __future__ import annotations
@@ -138,6 +138,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=100)
     parser.add_argument("--parallel", type=int, default=6, help="a browser's connections per host")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="memory-portal-bench-"))
@@ -170,7 +171,15 @@ def main() -> None:
     for command in (["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]):
         subprocess.run([python, "manage.py", *command], cwd=REPO, env=env, check=True)
     server = subprocess.Popen(
-        [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        # The production server, as the README runs it: runserver's replies stall on
+        # delayed ACKs (about 40 ms each) and would measure the dev server, not the portal.
+        [
+            str(Path(python).with_name("gunicorn")),
+            "portal.wsgi",
+            f"--bind=127.0.0.1:{port}",
+            f"--workers={args.workers}",
+            "--threads=16",
+        ],
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -57,7 +57,7 @@ VERSION = 1
 MANIFEST = "manifest.json"
 
 MAX_FILES = 200
-FETCH_WORKERS = 4  # CoreAPI calls in flight per export: dozens of agents, a few round trips
+FETCH_WORKERS = 8  # CoreAPI calls in flight per export: dozens of agents, a few round trips
 MAX_MANIFEST_BYTES = 256 * 1024
 SAFE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 NESTED_ARCHIVE_SUFFIXES = (".zip", ".jar", ".gz", ".tgz", ".7z", ".rar", ".tar", ".bz2", ".xz")
