@@ -151,6 +151,8 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
             )
             out.flush()
 
+    # `kill` (SIGTERM) stops the children too, exactly as Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = 0
     try:
         while True:
