@@ -164,7 +164,14 @@ def login_start(request: HttpRequest, next_url: str) -> str:
     return flow["auth_uri"]
 
 
-def login_finish(request: HttpRequest, params: dict[str, str]) -> tuple[Identity, str]:
+@dataclass(frozen=True)
+class SignIn:
+    identity: Identity
+    next_url: str
+    token_cache: str  # msal's serialized cache, for the session once the user is logged in
+
+
+def login_finish(request: HttpRequest, params: dict[str, str]) -> SignIn:
     """Complete the flow started in this session; the flow is single-use."""
     flow = request.session.pop(SESSION_FLOW, None)
     next_url = request.session.pop(SESSION_NEXT, None) or reverse("dashboard")
@@ -194,11 +201,13 @@ def login_finish(request: HttpRequest, params: dict[str, str]) -> tuple[Identity
     identity = Identity.from_claims(result.get("id_token_claims") or {})
     if not identity.oid or not identity.upn:
         raise SignInFailed("The identity provider's answer lacked your user id.")
-    _save_cache(request, token_cache)
-    return identity, next_url
+    return SignIn(identity, next_url, token_cache.serialize())
 
 
-def remember_identity(request: HttpRequest, identity: Identity) -> None:
+def remember_sign_in(request: HttpRequest, sign_in: SignIn) -> None:
+    """After Django's login(), which may flush a previous user's session."""
+    request.session[SESSION_CACHE] = sign_in.token_cache
+    identity = sign_in.identity
     request.session[SESSION_IDENTITY] = {
         "oid": identity.oid,
         "tid": identity.tid,

@@ -126,7 +126,8 @@ class Agent:
             return None
         name = _text(resource.get("name"))
         object_id = _text(resource.get("object_id"))
-        if not name or AGENT_PROVIDER_SEGMENT not in object_id:
+        # FoundationaLLM's own rule for agent names; names become URL segments and ids here.
+        if not AGENT_NAME.fullmatch(name) or AGENT_PROVIDER_SEGMENT not in object_id:
             return None
         roles = element.get("roles")
         properties = element.get("properties")

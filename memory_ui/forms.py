@@ -12,14 +12,16 @@ import re
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.http import HttpRequest
 
 from memory_ui.access import scope_target
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.operations import Target, Version
 
-# A whole document, as large as an import may be; notes are short by nature.
-MAX_DOCUMENT_BYTES = 1024 * 1024
+# A whole document, as large as an import may be (so whatever was imported can be edited);
+# notes are short by nature.
+MAX_DOCUMENT_BYTES = settings.PORTAL_UPLOAD_MAX_BYTES
 MAX_NOTE_BYTES = 64 * 1024
 MAX_REASON_CHARS = 200
 CLEAR_EVERYTHING_PHRASE = "clear everything"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.conf import settings
@@ -25,15 +26,22 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_ui import auth
 from memory_ui.access import HtmxHttpRequest, error_status
 from memory_ui.archive import export_archive
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import CallerAuth, CoreAPIError, Memory, UserIdentity, get_client
+from memory_ui.coreapi import (
+    CallerAuth,
+    CoreAPIError,
+    CoreAPIUnavailable,
+    Memory,
+    UserIdentity,
+    get_client,
+)
 from memory_ui.documents import parse_document
 from memory_ui.models import AuditEvent
 from memory_ui.operations import Actor, Target, memory_clear, memory_read
@@ -181,17 +189,32 @@ class OnBehalfForm(forms.Form):
 # --- views ---------------------------------------------------------------------------
 
 
-@require_GET
+SESSION_LOOKUPS = "support_lookups"
+
+
+def _remember_lookup(request: HttpRequest, upn: str) -> None:
+    recent = [u for u in request.session.get(SESSION_LOOKUPS, []) if u != upn.casefold()]
+    request.session[SESSION_LOOKUPS] = [*recent[-19:], upn.casefold()]
+
+
+def _looked_up(request: HttpRequest, upn: str) -> bool:
+    return upn.casefold() in request.session.get(SESSION_LOOKUPS, [])
+
+
+@require_http_methods(["GET", "POST"])
 @support_required
 def support_home(request: HttpRequest) -> HttpResponse:
-    form = LookupForm(request.GET or None)
-    if request.GET and form.is_valid():
-        return redirect("support_user", upn=form.cleaned_data["upn"])
+    """The look-up form. Only its POST (CSRF-checked) opens a user's overview, so a link
+    from elsewhere can neither look anyone up nor write audit events in staff's names."""
+    if request.method == "POST":
+        form = LookupForm(request.POST)
+        if form.is_valid():
+            _remember_lookup(request, form.cleaned_data["upn"])
+            return redirect("support_user", upn=form.cleaned_data["upn"])
+        return render(request, "memory_ui/support/home.html", {"form": form}, status=400)
+    prefill = request.GET.get("upn", "")[:254]
     return render(
-        request,
-        "memory_ui/support/home.html",
-        {"form": form},
-        status=400 if request.GET and not form.is_valid() else 200,
+        request, "memory_ui/support/home.html", {"form": LookupForm(initial={"upn": prefill})}
     )
 
 
@@ -236,11 +259,13 @@ def support_user(request: HttpRequest, upn: str) -> HttpResponse:
             {"form": LookupForm({"upn": upn})},
             status=400,
         )
+    if not _looked_up(request, upn):
+        return redirect(f"{reverse('support_home')}?{urlencode({'upn': upn})}")
     try:
         actor = support_actor(request, upn)
         targets = _targets(actor)
     except auth.SignInFailed as exc:
-        audit_record(request, Action.LOOKUP, subject_upn=upn)
+        audit_record(request, Action.LOOKUP, subject_upn=upn, error=CoreAPIUnavailable(exc.message))
         return _refused(request, upn, exc)
     except CoreAPIError as exc:
         audit_record(request, Action.LOOKUP, subject_upn=upn, error=exc)
@@ -264,11 +289,10 @@ def support_reveal(request: HttpRequest, upn: str) -> HttpResponse:
         if target is None:
             return render(request, "404.html", status=404)
         memory = memory_read(actor, target)
-    except auth.SignInFailed as exc:
-        return _refused(request, upn, exc)
-    except CoreAPIError as exc:
+    except (auth.SignInFailed, CoreAPIError) as exc:
+        error = CoreAPIUnavailable(exc.message) if isinstance(exc, auth.SignInFailed) else exc
         audit_record(
-            request, Action.REVEAL, subject_upn=upn, reason=form.cleaned_data["reason"], error=exc
+            request, Action.REVEAL, subject_upn=upn, reason=form.cleaned_data["reason"], error=error
         )
         return _refused(request, upn, exc)
     audit_record(
@@ -309,19 +333,25 @@ def _on_behalf(
         return _refused(request, upn, exc)
     choices = [(_key(t), t.label) for t in targets]
     form = OnBehalfForm(request.POST, upn=upn, scope_choices=choices)
+    if action == "clear":
+        form.fields["scopes"].required = True
+        form.fields["scopes"].error_messages["required"] = "Choose at least one memory to clear."
+    replayed = form.is_valid() and not _spend_nonce(request, form.cleaned_data["nonce"])
+    if replayed:
+        form.add_error(
+            None,
+            "That confirmation was already used or has expired; nothing was done. "
+            "Check the details and submit again.",
+        )
     if not form.is_valid():
+        # The overview again, with what was typed and a fresh confirmation.
         context = _overview_context(request, upn, lookup_actor, targets)
         return render(
             request,
             "memory_ui/support/user.html",
             {**context, f"{action}_form": form},
-            status=400,
+            status=409 if replayed else 400,
         )
-    if not _spend_nonce(request, form.cleaned_data["nonce"]):
-        messages.error(
-            request, "That confirmation was already used or has expired; nothing was done."
-        )
-        return redirect("support_user", upn=upn)
     actor = Actor(
         request,
         lookup_actor.auth,
@@ -346,9 +376,6 @@ def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
         return checked
     form, actor, targets = checked
     chosen = [t for t in targets if _key(t) in form.cleaned_data["scopes"]]
-    if not chosen:
-        messages.error(request, "Choose at least one memory to clear; nothing was done.")
-        return redirect("support_user", upn=upn)
     results = []
     for target in chosen:
         try:
@@ -471,7 +498,8 @@ def support_audit(request: HttpRequest) -> HttpResponse:
 def activity(request: HtmxHttpRequest) -> HttpResponse:
     """What happened to my memory, by me or by support staff (with reason and ticket)."""
     identity = auth.current_identity(request)
-    assert identity is not None
+    if identity is None:
+        raise auth.SignInRequired
     events = AuditEvent.objects.filter(subject_upn__iexact=identity.upn)
     page = Paginator(events, 50).get_page(request.GET.get("page"))
     return render(

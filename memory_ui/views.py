@@ -53,13 +53,13 @@ def login_view(request: HttpRequest) -> HttpResponse:
 @never_cache
 def callback_view(request: HttpRequest) -> HttpResponse:
     try:
-        identity, next_url = auth.login_finish(request, request.GET.dict())
+        sign_in = auth.login_finish(request, request.GET.dict())
     except auth.SignInFailed as failure:
         return render(request, "auth/failed.html", {"message": failure.message}, status=400)
-    user = authenticate(request, identity=identity)
-    login(request, user)  # cycles the session key; the token cache stays in the session
-    auth.remember_identity(request, identity)
-    return redirect(auth.safe_next(request, next_url))
+    user = authenticate(request, identity=sign_in.identity)
+    login(request, user)  # cycles the session key (or flushes another user's session)
+    auth.remember_sign_in(request, sign_in)
+    return redirect(auth.safe_next(request, sign_in.next_url))
 
 
 @require_POST
@@ -195,9 +195,10 @@ def _agent_or_error(request: HtmxHttpRequest, agent_name: str) -> Agent | HttpRe
     try:
         return agent_by_name(request, agent_name)
     except CoreAPIError as exc:
-        return render(
+        return render_page(
             request,
             "memory_ui/memory.html",
+            "content",
             {"error": exc, "title": agent_name, "scope": "agent"},
             status=error_status(exc),
         )

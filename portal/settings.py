@@ -163,7 +163,14 @@ if REDIS_URL:
     }
     SESSION_ENGINE = "django.contrib.sessions.backends.cache"
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # The database, not process memory: a staged import or a cached agent list must be
+    # there for whichever worker or instance serves the next request.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "portal_cache",
+        }
+    }
     SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 AUTH_USER_MODEL = "auth.User"
@@ -243,13 +250,14 @@ PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
 
 # Request bodies. A file bigger than any import the portal takes is skipped, not stored
 # (memory_ui.uploads.CappedUploadHandler). Form fields may carry a whole document, which a
-# urlencoded post percent-encodes to up to 3 times its size.
+# urlencoded post percent-encodes to up to 3 times its size, and the editor posts two (the
+# draft and the version it started from).
 FILE_UPLOAD_HANDLERS = [
     "memory_ui.uploads.CappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 4 * PORTAL_UPLOAD_MAX_BYTES)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 6 * PORTAL_UPLOAD_MAX_BYTES + 65_536)
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
 LOGGING = {

@@ -249,3 +249,12 @@ def test_msal_is_the_production_client(portal, settings):
     app = auth._msal_app()
     assert isinstance(app, msal.ConfidentialClientApplication)
     assert app.authority.token_endpoint.startswith(settings.ENTRA_AUTHORITY)
+
+
+def test_signing_in_as_someone_else_keeps_the_new_token_cache(alice: Client, pki):
+    """login() flushes the previous user's session; the new tokens must survive it."""
+    sign_in(alice, "bob@contoso.com", str(pki.ca_cert))
+    card = alice.get("/cards/user", **HTMX)
+    assert card.status_code == 200
+    assert "HX-Redirect" not in card
+    assert "Bob Example" in alice.get("/").content.decode()

@@ -24,9 +24,16 @@ from tests.pages import forms
 
 pytestmark = pytest.mark.django_db
 
+
+def look_up(client: Client, upn: str):
+    """Look a user up the way staff do: the look-up form's POST, then the overview."""
+    return client.post("/support/", {"upn": upn}, follow=True)
+
+
 SUPPORT_URLS = [
     ("get", "/support/"),
     ("get", "/support/?upn=alice@contoso.com"),
+    ("post", "/support/"),
     ("get", "/support/audit"),
     ("get", "/support/audit?format=csv"),
     ("get", "/support/users/alice@contoso.com/"),
@@ -114,7 +121,7 @@ def test_support_nav_only_for_support_staff(alice: Client):
 
 def test_lookup_shows_what_exists_without_content(carol: Client, recorder: Recorder):
     assert 'href="/support/"' in carol.get("/").content.decode()
-    found = carol.get("/support/", {"upn": "alice@contoso.com"})
+    found = carol.post("/support/", {"upn": "alice@contoso.com"})
     assert found.status_code == 302
     page = carol.get(found["Location"])
     html = page.content.decode()
@@ -156,13 +163,13 @@ def test_end_user_calls_never_send_x_user_identity(alice: Client, recorder: Reco
     "upn", ["not-an-upn", "alice@", "a b@contoso.com", "x" * 300 + "@contoso.com"]
 )
 def test_malformed_upn_is_refused_clearly(carol: Client, upn: str):
-    response = carol.get("/support/", {"upn": upn})
+    response = carol.post("/support/", {"upn": upn})
     assert response.status_code == 400
     assert 'class="field-error"' in response.content.decode()
 
 
 def test_upn_with_no_memory(carol: Client):
-    page = carol.get("/support/users/nobody@contoso.com/")
+    page = look_up(carol, "nobody@contoso.com")
     assert page.status_code == 200
     assert "Your memory" in page.content.decode()
     assert "<td>No</td>" in page.content.decode()
@@ -170,7 +177,7 @@ def test_upn_with_no_memory(carol: Client):
 
 def test_coreapi_refusing_the_substitution_is_explained_and_audited(carol: Client):
     """The emulator, like CoreAPI, only substitutes UPNs matching the configured pattern."""
-    page = carol.get("/support/users/mallory@fabrikam.com/")
+    page = look_up(carol, "mallory@fabrikam.com")
     assert page.status_code == 403
     assert "CoreAPI refused to act for this user" in page.content.decode()
     event = AuditEvent.objects.get(action="lookup", subject_upn="mallory@fabrikam.com")
@@ -204,7 +211,7 @@ def test_reveal_of_an_agent_the_user_cannot_read_is_404(carol: Client):
 
 
 def _clear_form(carol: Client, upn: str) -> dict[str, str]:
-    page = carol.get(f"/support/users/{upn}/")
+    page = look_up(carol, upn)
     form = next(f for f in forms(page.content.decode()) if f.action.endswith("/clear"))
     return {
         "nonce": form.fields["nonce"],
@@ -280,7 +287,9 @@ def test_carol_clears_one_scope_and_alice_sees_why(
             "scopes": ["user"],
         },
     )
-    assert replay.status_code == 302
+    assert replay.status_code == 409
+    assert "That confirmation was already used" in replay.content.decode()
+    assert "Privacy request by email" in replay.content.decode()  # what was typed stays
     assert AuditEvent.objects.filter(action="clear").count() == 1
     assert "Prefers concise answers" in _alice_memory(portal_coreapi, coreapi_tokens, demo, None)
 
@@ -296,7 +305,7 @@ def test_carol_clears_one_scope_and_alice_sees_why(
 
 
 def test_activity_can_hide_the_staff_member(carol: Client, settings, pki):
-    carol.get("/support/users/alice@contoso.com/")
+    look_up(carol, "alice@contoso.com")
     settings.PORTAL_SHOW_SUPPORT_ACTOR = False
     from tests.integration.conftest import sign_in
 
@@ -343,8 +352,8 @@ def test_failed_clear_is_reported_audited_and_retryable(carol: Client, fresh_cor
 
 
 def test_audit_page_filters_and_exports_csv(carol: Client):
-    carol.get("/support/users/alice@contoso.com/")
-    carol.get("/support/users/bob@contoso.com/")
+    look_up(carol, "alice@contoso.com")
+    look_up(carol, "bob@contoso.com")
     page = carol.get("/support/audit", {"subject": "bob@contoso.com", "action": "lookup"})
     html = page.content.decode()
     assert "bob@contoso.com" in html
@@ -359,7 +368,7 @@ def test_audit_page_filters_and_exports_csv(carol: Client):
 
 
 def test_audit_events_are_append_only(carol: Client):
-    carol.get("/support/users/alice@contoso.com/")
+    look_up(carol, "alice@contoso.com")
     event = AuditEvent.objects.get()
     event.reason = "changed"
     with pytest.raises(TypeError):
@@ -373,7 +382,7 @@ def test_audit_events_are_append_only(carol: Client):
 
 
 def test_carol_exports_everything_for_alice(carol: Client, recorder: Recorder):
-    page = carol.get("/support/users/alice@contoso.com/")
+    page = look_up(carol, "alice@contoso.com")
     form = next(f for f in forms(page.content.decode()) if f.action.endswith("/export"))
     response = carol.post(
         "/support/users/alice@contoso.com/export",
@@ -411,11 +420,12 @@ def test_carol_exports_everything_for_alice(carol: Client, recorder: Recorder):
             "confirm_upn": "alice@contoso.com",
         },
     )
-    assert again.status_code == 302  # the confirmation was single-use
+    assert again.status_code == 409  # the confirmation was single-use
 
 
 def test_message_survives_an_htmx_redirect(carol: Client):
     """A redirect answering htmx becomes HX-Redirect; its message waits for the next page."""
+    look_up(carol, "alice@contoso.com")
     response = carol.post(
         "/support/users/alice@contoso.com/reveal", {"scope_key": "user"}, HTTP_HX_REQUEST="true"
     )
@@ -423,3 +433,33 @@ def test_message_survives_an_htmx_redirect(carol: Client):
     assert b"toast" not in response.content
     page = carol.get(response["HX-Redirect"]).content.decode()
     assert "Give a reason (at least 5 characters) to reveal memory." in page
+
+
+def test_overview_opens_only_through_the_look_up_form(carol: Client, recorder: Recorder):
+    """A link from elsewhere neither looks anyone up nor writes audit events."""
+    recorder.seen.clear()
+    response = carol.get("/support/users/alice@contoso.com/")
+    assert response.status_code == 302
+    assert response["Location"] == "/support/?upn=alice%40contoso.com"
+    form_page = carol.get(response["Location"]).content.decode()
+    assert 'value="alice@contoso.com"' in form_page
+    assert not AuditEvent.objects.exists()
+    assert recorder.seen == []
+
+
+def test_clear_without_a_chosen_memory_keeps_what_was_typed(carol: Client):
+    base = _clear_form(carol, "alice@contoso.com")
+    response = carol.post(
+        "/support/users/alice@contoso.com/clear",
+        {
+            **base,
+            "reason": "Privacy request",
+            "ticket": "PRIV-3",
+            "confirm_upn": "alice@contoso.com",
+        },
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Choose at least one memory to clear." in html
+    assert 'value="PRIV-3"' in html
+    assert not AuditEvent.objects.filter(action="clear").exists()

@@ -998,3 +998,26 @@ def test_untrusted_certificate_fails_once_without_retries(
     assert isinstance(caught.value.__cause__, requests.exceptions.SSLError)
     assert len(caplog.records) == 1
     coreapi.close()
+
+
+def test_agents_with_names_outside_coreapis_rule_are_skipped():
+    def element(name: str) -> dict:
+        return {
+            "resource": {
+                "name": name,
+                "object_id": f"/instances/i/providers/FoundationaLLM.Agent/agents/{name}",
+            }
+        }
+
+    names = [
+        a.name
+        for a in parse_agents(
+            [
+                element("good-agent_1"),
+                element("bad name"),
+                element("9lives"),
+                element('x"><script>'),
+            ]
+        )
+    ]
+    assert names == ["good-agent_1"]
