@@ -463,3 +463,25 @@ def test_clear_without_a_chosen_memory_keeps_what_was_typed(carol: Client):
     assert "Choose at least one memory to clear." in html
     assert 'value="PRIV-3"' in html
     assert not AuditEvent.objects.filter(action="clear").exists()
+
+
+def test_admin_shows_the_audit_read_only_to_support_staff(carol: Client):
+    look_up(carol, "alice@contoso.com")
+    listing = carol.get("/admin/memory_ui/auditevent/")
+    assert listing.status_code == 200
+    assert "alice@contoso.com" in listing.content.decode()
+    event = AuditEvent.objects.get()
+    assert carol.get(f"/admin/memory_ui/auditevent/{event.pk}/change/").status_code == 200
+    assert carol.get("/admin/memory_ui/auditevent/add/").status_code == 403
+    deleted = carol.post(f"/admin/memory_ui/auditevent/{event.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 403
+    assert AuditEvent.objects.filter(pk=event.pk).exists()
+
+
+def test_admin_refuses_end_users_without_a_redirect_loop(alice: Client, client: Client):
+    response = alice.get("/admin/", follow=True)
+    assert response.status_code == 403
+    assert "This page is for support staff" in response.content.decode()
+    client.logout()
+    anonymous = client.get("/admin/")
+    assert anonymous.status_code == 302
