@@ -14,8 +14,7 @@ from django_htmx.middleware import HtmxDetails
 
 from memory_ui import auth
 from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, get_client
-
-SCOPES = ("user", "agent")
+from memory_ui.operations import Actor
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -25,6 +24,11 @@ class HtmxHttpRequest(HttpRequest):
 def caller(request: HttpRequest) -> CallerAuth:
     """The signed-in user's own delegated token; never an X-USER-IDENTITY."""
     return CallerAuth(access_token=auth.coreapi_token(request))
+
+
+def user_actor(request: HttpRequest) -> Actor:
+    """The signed-in user acting on their own memory."""
+    return Actor(request, caller(request))
 
 
 def _agents_cache_key(request: HttpRequest) -> str:

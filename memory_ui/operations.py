@@ -40,6 +40,23 @@ class Target:
     def label(self) -> str:
         return self.agent.display_name if self.agent else "Your memory"
 
+    @property
+    def key(self) -> str:
+        """A form value naming this document: "user" or "agent:<name>"."""
+        return target_key(self.scope, self.agent.name if self.agent else None)
+
+
+def target_key(scope: str, agent_name: str | None) -> str:
+    return f"agent:{agent_name}" if scope == "agent" else "user"
+
+
+@dataclass(frozen=True)
+class ScopeResult:
+    """The outcome of one step of a many-memory action (clear everything, restore)."""
+
+    target: Target
+    error: CoreAPIError | None = None
+
 
 @dataclass(frozen=True)
 class Actor:

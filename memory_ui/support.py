@@ -44,7 +44,7 @@ from memory_ui.coreapi import (
 )
 from memory_ui.documents import parse_document
 from memory_ui.models import AuditEvent
-from memory_ui.operations import Actor, Target, memory_clear, memory_read
+from memory_ui.operations import Actor, ScopeResult, Target, memory_clear, memory_read
 
 UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 SESSION_NONCES = "support_nonces"
@@ -108,7 +108,7 @@ class ScopeSummary:
 
     @property
     def key(self) -> str:
-        return f"agent:{self.target.agent.name}" if self.target.agent else "user"
+        return self.target.key
 
     @property
     def document(self) -> Any:
@@ -133,11 +133,7 @@ def _summaries(actor: Actor, targets: list[Target]) -> list[ScopeSummary]:
 
 
 def _target_for(targets: list[Target], key: str) -> Target | None:
-    return next((t for t in targets if _key(t) == key), None)
-
-
-def _key(target: Target) -> str:
-    return f"agent:{target.agent.name}" if target.agent else "user"
+    return next((t for t in targets if t.key == key), None)
 
 
 # --- forms ---------------------------------------------------------------------------
@@ -331,7 +327,7 @@ def _on_behalf(
         return _refused(request, upn, exc)
     except CoreAPIError as exc:
         return _refused(request, upn, exc)
-    choices = [(_key(t), t.label) for t in targets]
+    choices = [(t.key, t.label) for t in targets]
     form = OnBehalfForm(request.POST, upn=upn, scope_choices=choices)
     if action == "clear":
         form.fields["scopes"].required = True
@@ -362,12 +358,6 @@ def _on_behalf(
     return form, actor, targets
 
 
-@dataclass(frozen=True)
-class ClearResult:
-    target: Target
-    error: CoreAPIError | None
-
-
 @require_POST
 @support_required
 def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
@@ -375,14 +365,14 @@ def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
     if isinstance(checked, HttpResponse):
         return checked
     form, actor, targets = checked
-    chosen = [t for t in targets if _key(t) in form.cleaned_data["scopes"]]
+    chosen = [t for t in targets if t.key in form.cleaned_data["scopes"]]
     results = []
     for target in chosen:
         try:
             memory_clear(actor, target)
-            results.append(ClearResult(target, None))
+            results.append(ScopeResult(target, None))
         except CoreAPIError as exc:
-            results.append(ClearResult(target, exc))
+            results.append(ScopeResult(target, exc))
     failed = [r for r in results if r.error]
     return render(
         request,
@@ -390,7 +380,7 @@ def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
         {
             "upn": upn,
             "results": results,
-            "failed_keys": [_key(r.target) for r in failed],
+            "failed_keys": [r.target.key for r in failed],
             "reason": actor.reason,
             "ticket": actor.ticket,
             "nonce": _issue_nonce(request),
