@@ -9,8 +9,6 @@ the user's own agents by `forms.TargetForm` (unknown agent: 404; forged scope: 4
 
 from __future__ import annotations
 
-import difflib
-import re
 import secrets
 import time
 from collections.abc import Callable
@@ -33,7 +31,7 @@ from memory_ui import forms
 from memory_ui.access import HtmxHttpRequest, caller, error_status, render_page, user_agents
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.diffs import diff_lines
+from memory_ui.diffs import diff_lines, merge_changes
 from memory_ui.documents import Document, content_hash, parse_document, remove_entry, remove_lines
 from memory_ui.operations import (
     Actor,
@@ -518,46 +516,6 @@ def edit_preview(request: HtmxHttpRequest) -> HttpResponse:
             status=400,
         )
     return render(request, "memory_ui/edit.html#preview", {"preview": form.cleaned_data["content"]})
-
-
-_LINES = re.compile(r"[^\n]*\n|[^\n]+")
-
-
-def merge_changes(base: str, theirs: str, yours: str) -> str | None:
-    """A line-based three-way merge: both sides' changes to `base` applied together, or
-    None when they touch the same lines (then a person has to decide)."""
-    base_lines = _LINES.findall(base)
-    their_changes = _changes(base_lines, _LINES.findall(theirs))
-    your_changes = _changes(base_lines, _LINES.findall(yours))
-    for theirs_change in their_changes:
-        for your_change in your_changes:
-            if theirs_change != your_change and _overlap(theirs_change, your_change):
-                return None
-    merged: list[str] = []
-    position = 0
-    for start, end, lines in sorted({*their_changes, *your_changes}):
-        merged += base_lines[position:start]
-        merged += lines
-        position = end
-    merged += base_lines[position:]
-    return "".join(merged)
-
-
-Change = tuple[int, int, tuple[str, ...]]
-
-
-def _changes(base: list[str], other: list[str]) -> list[Change]:
-    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
-    return [
-        (i1, i2, tuple(other[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
-
-
-def _overlap(a: Change, b: Change) -> bool:
-    # Two insertions at one place, or ranges sharing a line, or an insertion inside a range.
-    return a[0] == b[0] or (a[0] < b[1] and b[0] < a[1])
 
 
 # --- append ------------------------------------------------------------------------------

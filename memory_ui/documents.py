@@ -149,11 +149,24 @@ class Document:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _HEADING = re.compile(r"(?P<kind>Added|Imported)\s+(?P<rest>\d.*)", re.IGNORECASE)
+# Agents write headings and provenance lines, so these patterns must take linear time on
+# any line, however long: none may scan a whitespace run again from inside it. Possessive
+# `*+`/`++` never give whitespace back (nothing after them starts with whitespace, so they
+# match what `*`/`+` did), and `(?<!\s)` lets a separator start only where a whitespace run
+# starts, which is where the leftmost match started anyway (split is called with
+# maxsplit=1; later matches could differ). The previous patterns took 10-15 s on a heading
+# or "> " line with 64,000 spaces before its last character, and cubic time on
+# "> operation: a" followed by spaces.
 # The emulator writes an em dash; people typing by hand write " - " or " -- ".
-_REASON_SEPARATOR = re.compile(r"\s*\u2014\s*|\s+--?\s+")
+_REASON_SEPARATOR = re.compile(r"(?<!\s)(?:\s*+\u2014\s*+|\s++--?\s++)")
+# `> operation: … · session: …`, either part optional. The operation is the shortest text
+# before "·", "session:" or the end of the line, the session all the rest; neither keeps
+# surrounding whitespace. Both are matched in units of (whitespace run, one other
+# character), so they end only after a non-space character: ending inside a whitespace
+# run would be tried after ending at its start, which always matches as well.
 _PROVENANCE = re.compile(
-    r">\s*(?:operation:\s*(?P<operation>[^\u00b7]*?)\s*)?(?:\u00b7\s*)?"
-    r"(?:session:\s*(?P<session>.*?))?\s*",
+    r">\s*+(?:operation:\s*+(?P<operation>(?:\s*+[^\s\u00b7])*?)\s*+)?(?:\u00b7\s*+)?"
+    r"(?:session:\s*+(?P<session>(?:\s*+\S)*+))?\s*+",
     re.IGNORECASE,
 )
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*(?:\r\n|\r|\n))+")
@@ -295,8 +308,12 @@ def remove_lines(text: str, start_line: int, end_line: int) -> str:
     seam = [line for line in edges if _is_blank(line)][:1]
     while before and _is_blank(before[-1]):
         before.pop()
-    while after and _is_blank(after[0]):
-        after.pop(0)
+    # Counted, not popped from the front: pop(0) is linear, so a long run of blank lines
+    # after the removed range would make this quadratic.
+    skip = 0
+    while skip < len(after) and _is_blank(after[skip]):
+        skip += 1
+    after = after[skip:]
 
     if not after:
         result = "".join(before)

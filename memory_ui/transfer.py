@@ -54,7 +54,7 @@ from memory_ui.archive import (
 )
 from memory_ui.audit import Action
 from memory_ui.coreapi import Agent, CoreAPIError, Memory
-from memory_ui.diffs import DiffLine, diff_lines
+from memory_ui.diffs import diff_lines
 from memory_ui.operations import (
     Actor,
     MemoryChanged,
@@ -69,9 +69,6 @@ from memory_ui.operations import (
 from memory_ui.uploads import ImportText, UploadRefused
 
 MODES = ("append", "replace")
-# Line diffs are quadratic in the worst case; past this many line pairs the preview skips
-# the replace diff rather than keep the user waiting.
-MAX_DIFF_LINE_PAIRS = 20_000_000
 STAGE_SECONDS = 30 * 60
 STAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 READ_WORKERS = 4  # a small pool: a restore preview costs a few round trips, not dozens
@@ -278,12 +275,6 @@ def _appended(current: str, text: str) -> str:
     return f"{current.rstrip()}\n\n{block}" if current.strip() else block
 
 
-def _replace_diff(current: str, text: str) -> list[DiffLine] | None:
-    if len(current.splitlines()) * len(text.splitlines()) > MAX_DIFF_LINE_PAIRS:
-        return None
-    return diff_lines(current, text)
-
-
 def _preview(
     request: HtmxHttpRequest,
     page: ImportPage,
@@ -311,7 +302,8 @@ def _preview(
         context["append_diff"] = diff_lines(
             current.content_markdown, _appended(current.content_markdown, imported.text)
         )
-        context["replace_diff"] = _replace_diff(current.content_markdown, imported.text)
+        # Either is None when the texts are too large to compare; import.html says so.
+        context["replace_diff"] = diff_lines(current.content_markdown, imported.text)
     return _render_flow(request, page, context, status=status)
 
 

@@ -1,6 +1,7 @@
 """Splitting memory documents into entries and deleting them byte for byte."""
 
 import hashlib
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -418,3 +419,96 @@ def test_blank_lines_inside_the_removed_entry_do_not_reach_the_seam() -> None:
     assert remove_entry(text, 1) == (
         "## Added 2026-10-02T16:40:55Z\nA\n## Added 2026-10-04T16:40:55Z\nD\n"
     )
+
+
+# --- hostile input: agents write these documents, so parsing must stay fast ------------
+
+# Generous: each case takes milliseconds now. Those marked "was" took that long before the
+# fix; the others check that the same text still parses the same way.
+DEADLINE_SECONDS = 2.0
+HEADING = "## Added 2026-01-01T00:00:00Z"
+
+
+def _timed(call, *args):
+    started = time.perf_counter()
+    result = call(*args)
+    elapsed = time.perf_counter() - started
+    assert elapsed < DEADLINE_SECONDS, f"took {elapsed:.1f} s"
+    return result
+
+
+@pytest.mark.parametrize(
+    ("heading_rest", "timestamp", "reason"),
+    [
+        # No separator, so all of it is the (invalid) stamp. The separator pattern
+        # rescanned the spaces from every position in them.
+        (" " * 64_000 + "x", None, None),  # was 8 s
+        (" " * 64_000 + "-x", None, None),  # was 8 s
+        (" " * 64_000 + "- x", datetime(2026, 1, 1, tzinfo=UTC), "x"),
+        (" " * 64_000 + "\u2014 x", datetime(2026, 1, 1, tzinfo=UTC), "x"),
+    ],
+)
+def test_long_runs_of_whitespace_in_a_heading_parse_fast(
+    heading_rest: str, timestamp: datetime | None, reason: str | None
+) -> None:
+    (entry,) = _timed(parse_document, f"{HEADING}{heading_rest}\n\nBody.\n").entries
+
+    assert entry.timestamp == timestamp
+    assert entry.reason == reason
+    assert entry.body == "Body."
+
+
+SPACES = " " * 64_000
+
+
+@pytest.mark.parametrize(
+    ("first_line", "operation", "session"),
+    [
+        (f"> {SPACES}!", None, None),  # was 10 s
+        (f"> \u00b7{SPACES}!", None, None),  # was 10 s
+        (f"> operation: a{' ' * 3_000}!", f"a{' ' * 3_000}!", None),  # was 23 s (cubic)
+        (f"> operation: {'a ' * 30_000}\u00b7!", None, None),
+        (f"> session: a{SPACES}!", None, f"a{SPACES}!"),  # was 11 s
+        (
+            f">{SPACES}operation:{SPACES}op 1{SPACES}\u00b7{SPACES}session:{SPACES}s 1{SPACES}",
+            "op 1",
+            "s 1",
+        ),
+    ],
+)
+def test_long_runs_of_whitespace_in_a_first_quote_line_parse_fast(
+    first_line: str, operation: str | None, session: str | None
+) -> None:
+    (entry,) = _timed(parse_document, f"{HEADING}\n{first_line}\n\nBody.\n").entries
+
+    assert (entry.operation_id, entry.session_id) == (operation, session)
+    assert entry.body == ("Body." if operation or session else f"{first_line}\n\nBody.")
+
+
+@pytest.mark.parametrize(
+    ("line", "operation", "session"),
+    [
+        ("> operation: op-1 \u00b7 session: s-1", "op-1", "s-1"),
+        (">operation:op-1\u00b7session:s-1", "op-1", "s-1"),
+        ("> OPERATION:  op 1  \u00b7  Session:  s 1  ", "op 1", "s 1"),
+        ("> operation: op-1 session: s-1", "op-1", "s-1"),
+        ("> operation: op-1 \u00b7", "op-1", None),
+        ("> \u00b7 session: s-1", None, "s-1"),
+        ("> session: s-1 \u00b7 session: s-2", None, "s-1 \u00b7 session: s-2"),
+        ("> operation: a session: b session: c", "a", "b session: c"),
+    ],
+)
+def test_provenance_variants(line: str, operation: str | None, session: str | None) -> None:
+    (entry,) = parse_document(f"{HEADING}\n{line}\n\nBody.\n").entries
+
+    assert (entry.operation_id, entry.session_id) == (operation, session)
+    assert entry.body == "Body."
+
+
+def test_removing_lines_before_many_blank_lines_is_fast() -> None:  # was 7 s
+    # A list item in a quote ends before the blank lines after it (a top-level item would
+    # take them along), so the blank lines after the removed range can be a whole MiB.
+    text = "> - a\n" + "\n" * 400_000 + "text\n"
+    ((start, end),) = [(item.start_line, item.end_line) for item in parse_document(text).list_items]
+
+    assert _timed(remove_lines, text, start, end) == "text\n"

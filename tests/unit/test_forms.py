@@ -4,7 +4,7 @@ phrase) and the three-way merge behind "Re-apply my changes onto the new version
 import pytest
 from django.test import RequestFactory
 
-from memory_ui.changes import merge_changes
+from memory_ui.diffs import merge_changes
 from memory_ui.forms import (
     MAX_DOCUMENT_BYTES,
     AppendForm,
@@ -74,7 +74,7 @@ def test_clear_everything_refuses_anything_else(typed):
     assert not ClearEverythingForm({"phrase": typed}).is_valid()
 
 
-# --- re-applying a draft onto a changed document (changes.merge_changes) ---------------
+# --- re-applying a draft onto a changed document (diffs.merge_changes) -----------------
 
 BASE = "# Notes\n\n- one\n- two\n- three\n"
 
