@@ -28,14 +28,20 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from memory_ui import forms
-from memory_ui.access import HtmxHttpRequest, caller, error_status, render_page, user_agents
+from memory_ui.access import (
+    HtmxHttpRequest,
+    error_status,
+    render_page,
+    user_actor,
+    user_agents,
+)
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.diffs import diff_lines, merge_changes
 from memory_ui.documents import Document, content_hash, parse_document, remove_entry, remove_lines
 from memory_ui.operations import (
-    Actor,
     MemoryChanged,
+    ScopeResult,
     Target,
     Version,
     memory_append,
@@ -87,10 +93,6 @@ class Place:
         )
 
 
-def _actor(request: HtmxHttpRequest) -> Actor:
-    return Actor(request, caller(request))
-
-
 def _resolve(form: forms.TargetForm) -> Target | None:
     """The form's target; None when the agent list could not be loaded (see
     `form.coreapi_error`). A forged scope is a 400; an agent that isn't the user's a 404."""
@@ -100,21 +102,11 @@ def _resolve(form: forms.TargetForm) -> Target | None:
     return form.target
 
 
-def _export_url(target: Target) -> str | None:
-    """The download of this memory (memory_ui/transfer.py), where that app is installed."""
-    try:
-        if target.agent:
-            return reverse("export_agent", args=[target.agent.name])
-        return reverse("export_user")
-    except NoReverseMatch:
-        return None
-
-
-def _export_everything_url() -> str | None:
-    try:
-        return reverse("export_everything")
-    except NoReverseMatch:
-        return None
+def _export_url(target: Target) -> str:
+    """The download of this memory, offered before it is cleared."""
+    if target.agent:
+        return reverse("export_agent", args=[target.agent.name])
+    return reverse("export_user")
 
 
 def _first_error(form: Form) -> str:
@@ -160,7 +152,7 @@ def _memory_response(
     error = None
     if memory is None:
         try:
-            memory = memory_read(_actor(request), target)
+            memory = memory_read(user_actor(request), target)
         except CoreAPIError as exc:
             error = exc
     context = {**_memory_context(target, memory, error), **extra}
@@ -228,7 +220,7 @@ def _delete[F: forms.TargetForm](
         messages.error(request, f"Nothing was deleted. {_first_error(form)}")
         return _memory_response(request, target, status=400, **shown)
     version: Version = form.cleaned_data["version"]
-    actor = _actor(request)
+    actor = user_actor(request)
     try:
         current = memory_read(actor, target)
     except CoreAPIError as exc:
@@ -347,7 +339,11 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
     started_from = Version.parse(record["after"])
     try:
         result = memory_replace(
-            _actor(request), target, record["before"], started_from=started_from, action=Action.EDIT
+            user_actor(request),
+            target,
+            record["before"],
+            started_from=started_from,
+            action=Action.EDIT,
         )
     except MemoryChanged as exc:
         messages.warning(
@@ -420,7 +416,7 @@ def edit(request: HtmxHttpRequest) -> HttpResponse:
         return _edit_reapply(request, target, form, typed)
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
-        memory_replace(_actor(request), target, data["content"], started_from=started_from)
+        memory_replace(user_actor(request), target, data["content"], started_from=started_from)
     except MemoryChanged as exc:
         current = exc.current.content_markdown
         return _render_edit(
@@ -461,7 +457,7 @@ def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
         )
     place = Place.of(target)
     try:
-        memory = memory_read(_actor(request), target)
+        memory = memory_read(user_actor(request), target)
     except CoreAPIError as exc:
         return _render_edit(request, place, status=error_status(exc), load_error=exc)
     text = memory.content_markdown
@@ -475,7 +471,7 @@ def _edit_reapply(
     they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
     place = Place.of(target)
     try:
-        current = memory_read(_actor(request), target)
+        current = memory_read(user_actor(request), target)
     except CoreAPIError as exc:
         return _render_edit(request, place, status=error_status(exc), error=exc.message, **typed)
     data = form.cleaned_data
@@ -562,7 +558,7 @@ def append(request: HtmxHttpRequest) -> HttpResponse:
         )
     try:
         result = memory_append(
-            _actor(request), target, form.cleaned_data["content"], form.cleaned_data["reason"]
+            user_actor(request), target, form.cleaned_data["content"], form.cleaned_data["reason"]
         )
     except CoreAPIError as exc:
         return _render_panel(
@@ -589,7 +585,7 @@ def _clear_panel(
 ) -> HttpResponse:
     """The confirmation: what clearing would remove, read fresh from CoreAPI."""
     try:
-        memory = memory_read(_actor(request), target)
+        memory = memory_read(user_actor(request), target)
     except CoreAPIError as exc:
         context.setdefault("load_error", exc)
         memory = None
@@ -628,7 +624,7 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
         )
     place = Place.of(target)
     try:
-        result = memory_clear(_actor(request), target)
+        result = memory_clear(user_actor(request), target)
     except CoreAPIError as exc:
         return _clear_panel(
             request,
@@ -649,26 +645,12 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
 # --- clear everything ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ClearResult:
-    target: Target
-    error: CoreAPIError | None
-
-    @property
-    def key(self) -> str:
-        return _key(self.target)
-
-
-def _key(target: Target) -> str:
-    return f"agent:{target.agent.name}" if target.agent else "user"
-
-
 def _render_everything(
     request: HtmxHttpRequest, *, status: int = 200, **context: Any
 ) -> HttpResponse:
     context = {
         "phrase": forms.CLEAR_EVERYTHING_PHRASE,
-        "export_url": _export_everything_url(),
+        "export_url": reverse("export_everything"),
         **context,
     }
     return render_page(
@@ -701,20 +683,20 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
             typed_phrase=form.data.get("phrase", ""),
         )
     # A retry names the scopes that failed; each must still be one of the user's own.
-    by_key = {_key(target): target for target in targets}
+    by_key = {target.key: target for target in targets}
     chosen_keys = request.POST.getlist("scopes")
     if any(key not in by_key for key in chosen_keys):
         raise BadRequest("Unknown memory scope.")
     chosen = [by_key[key] for key in chosen_keys] or targets
-    actor = _actor(request)
+    actor = user_actor(request)
     results = []
     for target in chosen:
         try:
             memory_clear(actor, target)
             _undo_forget_target(request, target)
-            results.append(ClearResult(target, None))
+            results.append(ScopeResult(target, None))
         except CoreAPIError as exc:
-            results.append(ClearResult(target, exc))
+            results.append(ScopeResult(target, exc))
     failed = [result for result in results if result.error]
     status = 200
     if failed:

@@ -57,6 +57,10 @@ class ScopeResult:
     target: Target
     error: CoreAPIError | None = None
 
+    @property
+    def key(self) -> str:
+        return self.target.key
+
 
 @dataclass(frozen=True)
 class Actor:

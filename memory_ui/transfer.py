@@ -38,9 +38,9 @@ from memory_ui import auth, uploads
 from memory_ui.access import (
     HtmxHttpRequest,
     agent_by_name,
-    caller,
     error_status,
     render_page,
+    user_actor,
     user_agents,
 )
 from memory_ui.archive import (
@@ -56,7 +56,6 @@ from memory_ui.audit import Action
 from memory_ui.coreapi import Agent, CoreAPIError, Memory
 from memory_ui.diffs import diff_lines
 from memory_ui.operations import (
-    Actor,
     MemoryChanged,
     Target,
     Version,
@@ -74,10 +73,6 @@ STAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 READ_WORKERS = 4  # a small pool: a restore preview costs a few round trips, not dozens
 DOWNLOAD_TOKEN = re.compile(r"[A-Za-z0-9]{8,64}")
 DOWNLOAD_COOKIE = "download_ready"  # read by static/js/transfer.js to end "Preparing…"
-
-
-def _actor(request: HtmxHttpRequest) -> Actor:
-    return Actor(request, caller(request))
 
 
 def _today() -> str:
@@ -130,7 +125,7 @@ def _markdown_download(
     request: HtmxHttpRequest, export: Any, stem: str, back_url: str
 ) -> HttpResponseBase:
     try:
-        text = export(_actor(request))
+        text = export(user_actor(request))
     except CoreAPIError as exc:
         return _failure(request, exc, back_url, "export")
     response = HttpResponse(text.encode("utf-8"), content_type="text/markdown; charset=utf-8")
@@ -193,7 +188,7 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
     if identity is None:
         raise auth.SignInRequired
     try:
-        stream = export_archive(_actor(request), user_agents(request), identity.upn)
+        stream = export_archive(user_actor(request), user_agents(request), identity.upn)
     except CoreAPIError as exc:
         return _failure(request, exc, reverse("dashboard"), "export")
     response = StreamingHttpResponse(stream, content_type="application/zip")
@@ -309,7 +304,7 @@ def _preview(
 
 def _current_or_none(request: HtmxHttpRequest, target: Target) -> Memory | None:
     try:
-        return memory_read(_actor(request), target)
+        return memory_read(user_actor(request), target)
     except CoreAPIError:
         return None
 
@@ -355,7 +350,7 @@ def import_preview(request: HtmxHttpRequest, agent_name: str | None = None) -> H
     except UploadRefused as refusal:
         return _form(request, page, error=refusal.message, pasted=pasted, status=refusal.status)
     try:
-        current = memory_read(_actor(request), page.target)
+        current = memory_read(user_actor(request), page.target)
     except CoreAPIError as exc:
         return _form(request, page, error=exc.message, pasted=pasted, status=error_status(exc))
     return _preview(request, page, imported, current, Version.of(current).token())
@@ -387,7 +382,7 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
 
     if mode not in MODES:
         return again("Choose whether to append or to replace.")
-    actor = _actor(request)
+    actor = user_actor(request)
     try:
         if mode == "append":
             memory_import_append(actor, page.target, imported.text)
@@ -515,7 +510,7 @@ def _targets(archive: ParsedArchive, agents: list[Agent]) -> dict[str, Target | 
 
 def _plan(request: HtmxHttpRequest, staged: StagedRestore, agents: list[Agent]) -> list[PlanRow]:
     targets = _targets(staged.archive, agents)
-    actor = _actor(request)
+    actor = user_actor(request)
 
     def row(archived: ArchiveFile) -> PlanRow:
         found = targets[archived.key]
@@ -677,7 +672,7 @@ def import_archive_apply(request: HtmxHttpRequest, token: str) -> HttpResponse:
         if any(version is None for version in versions.values()):
             return again("This preview is incomplete; reload it and try again.")
     files = {archived.key: archived for archived in staged.archive.files}
-    actor = _actor(request)
+    actor = user_actor(request)
     for key in dict.fromkeys(keys):
         target = targets[key]
         assert isinstance(target, Target)
