@@ -50,7 +50,7 @@ from memory_ui.operations import (
     memory_read,
     memory_replace,
 )
-from memory_ui.uploads import ARCHIVE_FACTOR
+from memory_ui.uploads import ARCHIVE_FACTOR, UploadRefused
 
 FORMAT = "memory-portal-export"
 VERSION = 1
@@ -209,13 +209,8 @@ def _iso(when: datetime) -> str:
 # --- restore -----------------------------------------------------------------------------
 
 
-class ArchiveRefused(Exception):
-    """The upload cannot be used at all; `message` says why, for the form."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+class ArchiveRefused(UploadRefused):
+    """The zip cannot be used at all; `message` says why, for the form."""
 
 
 @dataclass(frozen=True)

@@ -144,20 +144,30 @@ def export_user(request: HtmxHttpRequest) -> HttpResponseBase:
     )
 
 
-@require_GET
-@login_required
-@never_cache
-def export_agent(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
-    back = reverse("agent_memory", args=[agent_name])
+def _agent_download(
+    request: HtmxHttpRequest, agent_name: str, page: str, stem: str, export: Any
+) -> HttpResponseBase:
+    """A download about one of the user's agents; `export(actor, agent)` fetches it."""
+    back = reverse(page, args=[agent_name])
     try:
         agent = agent_by_name(request, agent_name)
     except CoreAPIError as exc:
         return _failure(request, exc, back, "export")
     return _markdown_download(
+        request, lambda actor: export(actor, agent), f"{stem}-{agent.name}", back
+    )
+
+
+@require_GET
+@login_required
+@never_cache
+def export_agent(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
+    return _agent_download(
         request,
-        lambda actor: memory_export(actor, Target("agent", agent)),
-        f"memory-agent-{agent.name}",
-        back,
+        agent_name,
+        "agent_memory",
+        "memory-agent",
+        lambda actor, agent: memory_export(actor, Target("agent", agent)),
     )
 
 
@@ -165,16 +175,8 @@ def export_agent(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
 @login_required
 @never_cache
 def export_combined(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
-    back = reverse("agent_combined", args=[agent_name])
-    try:
-        agent = agent_by_name(request, agent_name)
-    except CoreAPIError as exc:
-        return _failure(request, exc, back, "export")
-    return _markdown_download(
-        request,
-        lambda actor: memory_export_combined(actor, agent),
-        f"memory-combined-{agent.name}",
-        back,
+    return _agent_download(
+        request, agent_name, "agent_combined", "memory-combined", memory_export_combined
     )
 
 
