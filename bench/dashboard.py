@@ -1,8 +1,8 @@
 """Benchmark: the dashboard with many agents and a slow CoreAPI.
 
-Measures what DESIGN 9 promises: the first paint needs one CoreAPI round trip (the agent
-list), and the cards, loaded in parallel as a browser does, cost about one more round
-trip of latency rather than one per agent. Also times "Export everything" at that size.
+Measures what docs/architecture.md, Scale, promises: the first paint needs one CoreAPI
+round trip (the agent list), and the cards, loaded in parallel as a browser does, cost
+about one more round trip of latency rather than one per agent. Also times "Export everything" at that size.
 
     .venv/bin/python bench/dashboard.py [--agents 40] [--latency-ms 100] [--parallel 6] [--runs 5]
 

@@ -6,10 +6,8 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from django.http import HttpRequest
-
-from memory_ui import auth
 from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.identity import Identity
 from memory_ui.models import AuditEvent
 
 logger = logging.getLogger(__name__)
@@ -33,7 +31,7 @@ class Fingerprint:
 
 
 def audit_record(
-    request: HttpRequest,
+    who: Identity,
     action: str,
     *,
     subject_upn: str | None = None,
@@ -46,16 +44,14 @@ def audit_record(
     ticket: str = "",
     correlation_id: str = "",
 ) -> AuditEvent:
-    """Write one event. Call it whether the CoreAPI call worked or not (pass `error`)."""
-    identity = auth.current_identity(request)
-    if identity is None:
-        raise auth.SignInRequired
+    """Write one event for what `who` did. Call it whether the CoreAPI call worked or not
+    (pass `error`); `subject_upn` is the user whose memory it was, when not `who`."""
     before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
     event = AuditEvent(
-        actor_upn=identity.upn,
-        actor_oid=identity.oid,
-        actor_is_support=identity.is_support and subject_upn not in (None, identity.upn),
-        subject_upn=subject_upn or identity.upn,
+        actor_upn=who.upn,
+        actor_oid=who.oid,
+        actor_is_support=who.is_support and subject_upn not in (None, who.upn),
+        subject_upn=subject_upn or who.upn,
         action=action,
         scope=scope,
         agent_name=agent.name if agent else "",

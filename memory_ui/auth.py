@@ -1,4 +1,4 @@
-"""Sign-in with Microsoft Entra ID through msal (DESIGN 4).
+"""Sign-in with Microsoft Entra ID through msal (docs/architecture.md, Identity and authorization).
 
 The msal token cache lives in the server-side session, never in a cookie. Every CoreAPI
 call first asks msal for a token silently; when that fails the user signs in again.
@@ -23,6 +23,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from memory_ui.identity import Identity
+
 logger = logging.getLogger(__name__)
 
 SESSION_FLOW = "entra_auth_flow"
@@ -41,33 +43,6 @@ class SignInFailed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-@dataclass(frozen=True)
-class Identity:
-    oid: str
-    tid: str
-    upn: str
-    name: str
-    roles: tuple[str, ...]
-    home_account_id: str
-
-    @property
-    def is_support(self) -> bool:
-        return settings.SUPPORT_ROLE in self.roles
-
-    @classmethod
-    def from_claims(cls, claims: dict[str, Any]) -> Identity:
-        oid, tid = str(claims.get("oid", "")), str(claims.get("tid", ""))
-        roles = claims.get("roles") or []
-        return cls(
-            oid=oid,
-            tid=tid,
-            upn=str(claims.get("preferred_username") or claims.get("upn") or ""),
-            name=str(claims.get("name") or claims.get("preferred_username") or ""),
-            roles=tuple(str(r) for r in roles) if isinstance(roles, list) else (),
-            home_account_id=f"{oid}.{tid}",
-        )
 
 
 def current_identity(request: HttpRequest) -> Identity | None:
@@ -98,6 +73,14 @@ def _http_client() -> requests.Session:
 
 # msal caches discovery documents here, shared by the per-request app objects.
 _MSAL_HTTP_CACHE: dict[Any, Any] = {}
+
+
+def reset_caches() -> None:
+    """Forget the HTTP client, msal's discovery documents and the portal's app token, so
+    changed settings take effect (tests point the portal at a new devstack)."""
+    _http_client.cache_clear()
+    _MSAL_HTTP_CACHE.clear()
+    _service_app.cache_clear()
 
 
 def _client_credential() -> str | dict[str, str]:

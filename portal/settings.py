@@ -1,7 +1,8 @@
 """Memory Portal settings, read from the environment only.
 
 Every variable is documented in README.md ("Configuration"). Defaults run the portal
-against the devstack (DESIGN 7); production sets the Entra and CoreAPI variables.
+against the devstack (docs/architecture.md, Devstack interface); production sets the
+Entra and CoreAPI variables.
 """
 
 from __future__ import annotations
@@ -117,8 +118,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memory_ui.middleware.htmx_redirects",
-    "memory_ui.middleware.htmx_messages",
+    "memory_ui.web.htmx.htmx_redirects",
+    "memory_ui.web.htmx.htmx_messages",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -135,7 +136,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "memory_ui.context_processors.portal",
+                "memory_ui.web.context_processors.portal",
             ],
         },
     },
@@ -212,7 +213,7 @@ SECURE_CSP = {
     "object-src": [CSP.NONE],
 }
 
-# --- Microsoft Entra ID (DESIGN 4) -------------------------------------------------
+# --- Microsoft Entra ID (docs/architecture.md, Identity and authorization) ------------
 DEVSTACK_TENANT_ID = "3f1b8f5e-6a2c-4d8e-9b7a-5c4d3e2f1a0b"
 ENTRA_AUTHORITY = env("ENTRA_AUTHORITY", f"https://127.0.0.1:8443/{DEVSTACK_TENANT_ID}")
 ENTRA_CLIENT_ID = env("ENTRA_CLIENT_ID", "6c9d1e2f-4b3a-4c5d-8e7f-0a1b2c3d4e5f")
@@ -243,17 +244,19 @@ COREAPI_CONNECT_TIMEOUT = env_float("COREAPI_CONNECT_TIMEOUT", 3.05)
 COREAPI_READ_TIMEOUT = env_float("COREAPI_READ_TIMEOUT", 10.0)
 COREAPI_GET_RETRIES = env_int("COREAPI_GET_RETRIES", 2)
 COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
+# CoreAPI calls one request makes at a time when it reads or exports many memories.
+PORTAL_COREAPI_FAN_OUT = env_int("PORTAL_COREAPI_FAN_OUT", 8)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
 # Largest markdown import (file or pasted); an "Export everything" zip may be 10 times this.
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
 
 # Request bodies. A file bigger than any import the portal takes is skipped, not stored
-# (memory_ui.uploads.CappedUploadHandler). Form fields may carry a whole document, which a
+# (memory_ui.web.forms.CappedUploadHandler). Form fields may carry a whole document, which a
 # urlencoded post percent-encodes to up to 3 times its size, and the editor posts two (the
 # draft and the version it started from).
 FILE_UPLOAD_HANDLERS = [
-    "memory_ui.uploads.CappedUploadHandler",
+    "memory_ui.web.forms.CappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -4,5 +4,5 @@ from memory_ui.admin import admin_site
 
 urlpatterns = [
     path("admin/", admin_site.urls),
-    path("", include("memory_ui.urls")),
+    path("", include("memory_ui.web.urls")),
 ]

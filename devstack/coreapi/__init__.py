@@ -1,6 +1,7 @@
 """FoundationaLLM CoreAPI memory emulator (http://127.0.0.1:8001), dev and test only.
 
-Serves seed 000's memory contract plus the agents listing (DESIGN 5):
+Serves the CoreAPI memory contract plus the agents listing (docs/architecture.md, The
+CoreAPI memory contract; What the real CoreAPI does beyond the contract):
 
     GET  /instances/{instanceId}/memory?scope=&agentObjectId=   scope defaults to combined
     POST /instances/{instanceId}/memory/append                  AppendMemoryRequest
@@ -36,7 +37,7 @@ Rates are shares in [0, 1] (their sum at most 1); one draw per request picks dro
 5xx. `app.faults` is a mutable dataclass, so tests switch faults on a running server.
 Faults apply before routing and authentication, like a gateway in front of CoreAPI.
 
-Decisions where the seed is open:
+Decisions where the contract is open:
 
 - Order of checks: routing (404/405), then the bearer token (401; 503 if the IdP's keys
   cannot be fetched), then the instance id in the path (403 text/plain

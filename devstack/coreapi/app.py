@@ -1,4 +1,4 @@
-"""The emulator's WSGI app: seed 000's memory endpoints plus the agents listing.
+"""The emulator's WSGI app: the CoreAPI memory contract's endpoints plus the agents listing.
 
 Request pipeline, in the order real CoreAPI's middleware would apply it:
 faults -> routing (404/405, no auth needed) -> bearer token (401/503) -> instance id in

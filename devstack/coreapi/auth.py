@@ -1,4 +1,5 @@
-"""Bearer token validation against the IdP's JWKS, and who the caller acts for (DESIGN 4).
+"""Bearer token validation against the IdP's JWKS, and who the caller acts for
+(docs/architecture.md, Identity and authorization).
 
 Token checks: RS256 only (so `alg: none` and HS256-with-the-public-key fail), signature by a
 key from the IdP's JWKS, `iss` == `{idp_url}/{tenant}/v2.0`, `aud` == the CoreAPI audience,
@@ -53,7 +54,9 @@ class Identity:
 
     @property
     def owner_key(self) -> str:
-        """Ownership is by UPN, compared case-insensitively (DESIGN 5)."""
+        """Ownership is by UPN, compared case-insensitively
+        (docs/architecture.md, What the real CoreAPI does beyond the contract).
+        """
         return self.upn.casefold()
 
 

@@ -1,4 +1,5 @@
-"""Document formats the seed leaves open (DESIGN 6): append/import blocks and combined reads.
+"""Document formats the memory contract leaves open: append/import blocks and combined reads
+(docs/architecture.md, Document formats).
 
 The portal parses these headings to show provenance, so the shapes here are exact:
 

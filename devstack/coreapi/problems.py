@@ -1,4 +1,5 @@
-"""CoreAPI's error bodies (DESIGN 5), so the portal meets every shape it must handle.
+"""CoreAPI's error bodies, so the portal meets every shape it must handle
+(docs/architecture.md, What the real CoreAPI does beyond the contract).
 
 - ProblemDetails (`application/problem+json`): type, title, status, traceId, detail.
 - ValidationProblemDetails: the same plus `errors: {field: [messages]}`; every 400 uses it.

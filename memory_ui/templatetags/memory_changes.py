@@ -8,7 +8,7 @@ import weakref
 from django import template
 
 from memory_ui.coreapi import Memory
-from memory_ui.operations import Version
+from memory_ui.memory.operations import Version
 
 register = template.Library()
 

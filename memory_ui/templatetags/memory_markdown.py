@@ -3,7 +3,7 @@
 from django import template
 from django.utils.safestring import SafeString
 
-from memory_ui import documents
+from memory_ui.memory import documents
 
 register = template.Library()
 

@@ -34,7 +34,7 @@ def test_paste_preview_and_append(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/user")
     page.get_by_role("button", name="Import…").click()
-    expect(page.get_by_role("heading", name="Import into your memory")).to_be_visible()
+    expect(page.get_by_role("heading", name="Import into your shared memory")).to_be_visible()
     page.get_by_label("Paste markdown").fill("# From Chromium\n\n- Likes **green** tea")
     page.get_by_role("button", name="Preview import").click()
 
@@ -45,7 +45,7 @@ def test_paste_preview_and_append(page: Page):
     page.get_by_role("button", name="Import", exact=True).click()
 
     expect(page).to_have_url(re.compile(r"/memory/user$"))
-    expect(page.locator("#toasts")).to_contain_text("Imported pasted text into your memory")
+    expect(page.locator("#toasts")).to_contain_text("Imported pasted text into your shared memory")
     expect(page.locator("#memory-content")).to_contain_text("Likes green tea")
     expect(page.locator("#memory-content")).to_contain_text("Prefers concise answers")
 

@@ -1,4 +1,6 @@
-"""CoreAPI emulator over real HTTP: seed 000's endpoint and validation tables, DESIGN 5/6.
+"""CoreAPI emulator over real HTTP: the memory contract's endpoint and validation tables
+(docs/architecture.md, The CoreAPI memory contract; What the real CoreAPI does beyond
+the contract; Document formats).
 
 Tests that write use an emulator over their own fresh home (`fresh`), or ad-hoc users, so
 the seeded demo memory of the session's `coreapi` stays intact and order never matters.

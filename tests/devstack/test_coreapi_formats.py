@@ -1,4 +1,4 @@
-"""DESIGN 6 document formats, byte for byte, without a server."""
+"""Document formats, byte for byte, without a server (docs/architecture.md, Document formats)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from devstack.config import Fixtures
 from devstack.pki import Pki
 from devstack.serve import RunningServer
 from memory_ui import auth
-from memory_ui import coreapi as coreapi_client
+from memory_ui.coreapi import client as coreapi_client
 from tests.pages import form_with_button
 
 # Registered for the devstack portal client; the test client follows the redirect by path.
@@ -22,9 +22,7 @@ REDIRECT_URI = "http://127.0.0.1:8000/auth/callback"
 
 
 def _reset_portal_caches() -> None:
-    auth._http_client.cache_clear()
-    auth._MSAL_HTTP_CACHE.clear()
-    auth._service_app.cache_clear()
+    auth.reset_caches()
     coreapi_client.get_client.cache_clear()
     cache.clear()
 

@@ -17,9 +17,10 @@ from django.urls import reverse
 
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
-from memory_ui import coreapi as coreapi_client
-from memory_ui.coreapi import CallerAuth, CoreAPIClient, agent_object_id
-from memory_ui.documents import parse_document, remove_entry
+from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import client as coreapi_client
+from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.memory.documents import parse_document, remove_entry
 from memory_ui.models import AuditEvent
 from tests.pages import Form, forms
 

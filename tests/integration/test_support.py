@@ -17,8 +17,9 @@ from django.test import Client
 from werkzeug.wrappers import Request, Response
 
 from devstack.serve import RunningServer, start_in_thread
-from memory_ui import coreapi as coreapi_client
-from memory_ui.coreapi import CallerAuth, CoreAPIClient
+from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import client as coreapi_client
+from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.models import AuditEvent
 from tests.pages import forms
 
@@ -222,7 +223,7 @@ def _clear_form(carol: Client, upn: str) -> dict[str, str]:
 def _alice_memory(portal_coreapi, coreapi_tokens, demo, agent: str | None) -> str:
     client = CoreAPIClient(portal_coreapi.url, demo.instance_id)
     auth = CallerAuth(coreapi_tokens.delegated("alice@contoso.com"))
-    object_id = coreapi_client.agent_object_id(demo.instance_id, agent) if agent else None
+    object_id = agent_object_id(demo.instance_id, agent) if agent else None
     return client.get_memory(auth, "agent" if agent else "user", object_id).content_markdown
 
 

@@ -19,8 +19,9 @@ from django.test import Client
 
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
-from memory_ui import coreapi as coreapi_client
-from memory_ui.coreapi import CallerAuth, CoreAPIClient, agent_object_id
+from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import client as coreapi_client
+from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.models import AuditEvent
 from tests.integration.conftest import sign_in
 from tests.pages import forms
@@ -477,7 +478,7 @@ def test_upload_preview_then_append(alice: Client, api: Api):
     after = api.doc()
     assert after.startswith(before.rstrip() + "\n\n## Imported ")
     assert after.endswith("\n\n# From my notes\n\n- Likes <b>bold</b> tea 🍵\n")
-    assert "Imported notes.md into your memory" in page_text(alice.get("/memory/user"))
+    assert "Imported notes.md into your shared memory" in page_text(alice.get("/memory/user"))
     (event,) = audit("import")
     assert event.outcome == "ok" and event.scope == "user"
     assert event.bytes_after == len(after.encode())

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_ui import archive
-from memory_ui.archive import (
+from memory_ui.coreapi import Agent, CoreAPIUnavailable
+from memory_ui.memory import archive, operations
+from memory_ui.memory.archive import (
     ArchiveLimits,
     ArchiveRefused,
     ExportedDocument,
@@ -21,8 +22,7 @@ from memory_ui.archive import (
     read_archive,
     zip_stream,
 )
-from memory_ui.coreapi import Agent, CoreAPIUnavailable
-from memory_ui.operations import Target
+from memory_ui.memory.targets import Target
 
 LIMITS = ArchiveLimits(
     max_archive_bytes=64 * 1024, max_files=5, max_file_bytes=4096, max_total_bytes=8192
@@ -160,24 +160,23 @@ def test_an_export_can_be_read_from_a_file_object():
 def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
     asked: list[list[str]] = []
 
-    def export_many(actor, targets, *, workers):
+    def export_many(actor, targets):
         asked.append([t.agent.name if t.agent else "user" for t in targets])
-        assert workers == archive.FETCH_WORKERS
         raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
-    monkeypatch.setattr(archive, "memory_export_many", export_many)
-    monkeypatch.setattr(archive, "memory_read", lambda actor, target: _memory())
+    monkeypatch.setattr(operations, "memory_export_many", export_many)
+    monkeypatch.setattr(operations, "memory_read", lambda actor, target: _memory())
     with pytest.raises(CoreAPIUnavailable):
-        archive.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
+        operations.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
     assert asked == [["user", "travel-planner", "it-helpdesk"]]
 
 
 def test_export_archive_returns_a_lazy_stream(monkeypatch):
     monkeypatch.setattr(
-        archive, "memory_export_many", lambda actor, targets, workers: ["- fact\n"] * len(targets)
+        operations, "memory_export_many", lambda actor, targets: ["- fact\n"] * len(targets)
     )
-    monkeypatch.setattr(archive, "memory_read", lambda actor, target: _memory())
-    stream = archive.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
+    monkeypatch.setattr(operations, "memory_read", lambda actor, target: _memory())
+    stream = operations.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
     assert not isinstance(stream, bytes | list)
     parsed = read_archive(b"".join(stream), LIMITS)
     assert [f.key for f in parsed.files] == ["user", "agent:travel-planner"]
@@ -356,4 +355,4 @@ def test_two_files_for_the_same_memory_are_refused():
     manifest = json.loads(manifest_for(members))
     manifest["files"][1].update(scope="user", agent_name=None)
     error = refused(make_zip(members, manifest=json.dumps(manifest).encode()))
-    assert "two files for your memory" in error.message
+    assert "two files for your shared memory" in error.message

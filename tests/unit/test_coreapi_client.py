@@ -30,7 +30,6 @@ from memory_ui.coreapi import (
     Agent,
     CallerAuth,
     CoreAPIBadRequest,
-    CoreAPIClient,
     CoreAPIConflict,
     CoreAPIError,
     CoreAPIForbidden,
@@ -43,10 +42,10 @@ from memory_ui.coreapi import (
     Memory,
     UserIdentity,
     agent_object_id,
-    client_from_settings,
     parse_agents,
     parse_error_response,
 )
+from memory_ui.coreapi.client import CoreAPIClient, client_from_settings
 
 INSTANCE = "00000000-0000-0000-0000-000000000000"
 BENEFITS = f"/instances/{INSTANCE}/providers/FoundationaLLM.Agent/agents/benefits-assistant"

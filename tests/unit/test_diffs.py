@@ -6,7 +6,7 @@ import time
 import pytest
 from django.template.loader import render_to_string
 
-from memory_ui.diffs import MAX_LINES, DiffLine, diff_lines, merge_changes
+from memory_ui.memory.diffs import MAX_LINES, DiffLine, diff_lines, merge_changes
 
 # Generous: each case takes well under half a second now. Those marked "was" took that long
 # before comparisons were bounded.

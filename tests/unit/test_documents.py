@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_ui.documents import (
+from memory_ui.memory.documents import (
     OutOfRangeError,
     content_hash,
     parse_document,
@@ -25,7 +25,7 @@ def append(
     operation: str | None = None,
     session: str | None = None,
 ) -> str:
-    """What the CoreAPI emulator does on append (DESIGN 6)."""
+    """What the CoreAPI emulator does on append (docs/architecture.md, Document formats)."""
     text = document.rstrip()
     if text:
         text += "\n\n"

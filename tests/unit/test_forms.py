@@ -2,23 +2,22 @@
 phrase) and the three-way merge behind "Re-apply my changes onto the new version"."""
 
 import pytest
-from django.test import RequestFactory
 
-from memory_ui.diffs import merge_changes
-from memory_ui.forms import (
+from memory_ui.memory.diffs import merge_changes
+from memory_ui.memory.operations import Version
+from memory_ui.web.forms import (
     MAX_DOCUMENT_BYTES,
     AppendForm,
     ClearEverythingForm,
     DeleteEntryForm,
     PreviewForm,
 )
-from memory_ui.operations import Target, Version
 
-USER = {"scope": "user"}  # the user's own memory: resolving it needs no CoreAPI call
+USER = {"scope": "user"}  # the user's shared memory
 
 
 def _form(form_class, data):
-    return form_class(data, request=RequestFactory().post("/"))
+    return form_class(data)
 
 
 def test_textarea_line_endings_become_newlines_and_nothing_else_changes():
@@ -42,7 +41,7 @@ def test_nul_bytes_are_refused():
 def test_append_needs_text_and_keeps_the_reason_on_one_line():
     form = _form(AppendForm, {**USER, "content": "- Likes tea.", "reason": " Said\nso  twice "})
     assert form.is_valid()
-    assert form.target == Target("user")
+    assert (form.cleaned_data["scope"], form.cleaned_data["agent"]) == ("user", "")
     assert form.cleaned_data["reason"] == "Said so twice"
     empty = _form(AppendForm, {**USER, "content": " \r\n "})
     assert not empty.is_valid() and "content" in empty.errors
@@ -61,7 +60,13 @@ def test_version_tokens_are_parsed_or_refused():
 def test_a_forged_scope_is_a_form_error(scope):
     form = _form(DeleteEntryForm, {"scope": scope, "version": "|" + "a" * 64, "index": "0"})
     assert not form.is_valid()
-    assert form.target is None and form.coreapi_error is None
+    assert not form.names_a_memory
+
+
+@pytest.mark.parametrize("agent", ["../user", "travel planner", "-x", "a" * 101])
+def test_a_malformed_agent_name_is_a_form_error(agent):
+    form = _form(DeleteEntryForm, {"scope": "agent", "agent": agent, "version": "|" + "a" * 64})
+    assert not form.names_a_memory
 
 
 @pytest.mark.parametrize("typed", ["clear everything", "Clear Everything", "  clear   everything "])

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.utils.safestring import SafeString
 
-from memory_ui import documents
-from memory_ui.documents import render_markdown
+from memory_ui.memory import documents
+from memory_ui.memory.documents import render_markdown
 from memory_ui.templatetags.memory_markdown import render_markdown as render_markdown_filter
 
 ALLOWED_TAGS = {

@@ -1,4 +1,4 @@
-"""Checks on markdown people upload or paste for an import (DESIGN 8)."""
+"""Checks on markdown people upload or paste for an import (docs/architecture.md, Faults and bad input)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memory_ui.uploads import (
-    CappedUploadHandler,
+from memory_ui.memory.uploads import (
     UploadRefused,
     validate_bytes,
     validate_paste,
     validate_upload,
-    was_oversized,
 )
+from memory_ui.web.forms import CappedUploadHandler, was_oversized
 
 LIMIT = 1024
 

@@ -1,12 +1,11 @@
 """Markdown people upload or paste for an import: checked before anything reaches CoreAPI.
 
-DESIGN 8: a size limit (`PORTAL_UPLOAD_MAX_BYTES`), UTF-8 only with a BOM stripped, no NUL
+docs/architecture.md, Faults and bad input: a size limit (`PORTAL_UPLOAD_MAX_BYTES`), UTF-8 only with a BOM stripped, no NUL
 bytes, CRLF and CR normalised to LF, and nothing empty. Every refusal is an `UploadRefused`
 with a message for the form, never an exception that would end as a 500.
 
-Django itself never holds more than it must: `CappedUploadHandler` stops storing a file
-once it is bigger than anything the portal accepts and remembers that it did, so the view
-can say "too large" rather than "no file".
+Pure checks on bytes and text: what arrives over HTTP is capped by
+`memory_ui.web.forms.CappedUploadHandler` before it gets here.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.core.files.uploadhandler import FileUploadHandler, SkipFile
-from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 
 MARKDOWN_EXTENSIONS = (".md", ".markdown", ".txt")
@@ -41,8 +38,6 @@ MAGIC_NUMBERS: tuple[tuple[bytes, str], ...] = (
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # C0 controls other than tab, LF, CR and form feed do not occur in text people write.
 CONTROL_CHARACTERS = re.compile(r"[\x01-\x08\x0b\x0e-\x1f]")
-
-_OVERSIZED = "_memory_portal_oversized_uploads"
 
 
 class UploadRefused(Exception):
@@ -169,32 +164,3 @@ def validate_paste(text: str, *, limit: int | None = None) -> ImportText:
     if CONTROL_CHARACTERS.search(text):
         raise UploadRefused("The text contains control characters, which markdown cannot hold.")
     return normalise(text, "pasted text")
-
-
-# --- keeping Django's own upload handling bounded ----------------------------------------
-
-
-def upload_cap() -> int:
-    """The largest file the portal accepts anywhere (an "Export everything" zip)."""
-    return ARCHIVE_FACTOR * max_bytes()
-
-
-class CappedUploadHandler(FileUploadHandler):
-    """First in FILE_UPLOAD_HANDLERS: a file over `upload_cap()` is skipped rather than
-    written to memory or disk, and its field name is remembered for `was_oversized`."""
-
-    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes | None:
-        if start + len(raw_data) > upload_cap():
-            if self.request is not None:
-                oversized = getattr(self.request, _OVERSIZED, set())
-                oversized.add(self.field_name)
-                setattr(self.request, _OVERSIZED, oversized)
-            raise SkipFile
-        return raw_data
-
-    def file_complete(self, file_size: int) -> None:
-        return None  # the next handler builds the file
-
-
-def was_oversized(request: HttpRequest, field_name: str) -> bool:
-    return field_name in getattr(request, _OVERSIZED, set())

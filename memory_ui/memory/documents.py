@@ -278,6 +278,23 @@ def _list_items(tokens: list[Token], lines: list[str]) -> list[ListItem]:
     return items
 
 
+# --- The append and import block format ----------------------------------------------
+# What CoreAPI writes (docs/architecture.md, Document formats): the document without its
+# trailing whitespace, a blank line, then a heading and the text. `parse_document` reads
+# these headings back; `appended` predicts a document after an append or import.
+
+
+def entry_heading(kind: Literal["Added", "Imported"], when: datetime, reason: str = "") -> str:
+    stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"## {kind} {stamp}" + (f" \u2014 {reason}" if reason else "")
+
+
+def appended(current: str, heading: str, text: str) -> str:
+    """`current` with a block under `heading` added at the end, as CoreAPI adds it."""
+    block = f"{heading}\n\n{text.strip()}\n"
+    return f"{current.rstrip()}\n\n{block}" if current.strip() else block
+
+
 # --- Editing -----------------------------------------------------------------------------
 
 

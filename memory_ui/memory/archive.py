@@ -8,11 +8,10 @@ an empty file restored with "replace" clears that memory) and `manifest.json`:
      "files": [{"path", "scope", "agent_name", "agent_object_id", "updated_on",
                 "sha256", "bytes"}]}
 
-Export. `export_archive` fetches every document before it returns, a few CoreAPI calls at
-a time (each export audited on the request's own thread), then streams the zip one file
-at a time. A failed fetch therefore raises `CoreAPIError` while the view can still answer
-with an error page, and nothing half-done is downloaded; once bytes flow the archive is
-complete. The documents are held in memory meanwhile; the zip is not.
+Export. `zip_stream` writes the zip one file at a time from documents fetched beforehand
+(`memory.operations.export_archive` fetches them all first, so a CoreAPI failure is still
+an error page and nothing half-done is downloaded). The documents are held in memory
+meanwhile; the zip is not.
 
 Restore. `read_archive` trusts nothing in the upload: sizes are checked as declared and
 again while reading with a hard cap, names must be plain relative paths, and only regular
@@ -30,34 +29,21 @@ import re
 import stat
 import zipfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO
 
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
-from django.utils import timezone
 
-from memory_ui.audit import Action
-from memory_ui.coreapi import AGENT_NAME, Agent
-from memory_ui.operations import (
-    Actor,
-    Target,
-    Version,
-    memory_export_many,
-    memory_import_append,
-    memory_read,
-    memory_replace,
-)
-from memory_ui.uploads import ARCHIVE_FACTOR, UploadRefused
+from memory_ui.memory.targets import Target, memory_name, target_key, valid_agent_name
+from memory_ui.memory.uploads import ARCHIVE_FACTOR, UploadRefused
 
 FORMAT = "memory-portal-export"
 VERSION = 1
 MANIFEST = "manifest.json"
 
 MAX_FILES = 200
-FETCH_WORKERS = 8  # CoreAPI calls in flight per export: dozens of agents, a few round trips
 MAX_MANIFEST_BYTES = 256 * 1024
 SAFE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 NESTED_ARCHIVE_SUFFIXES = (".zip", ".jar", ".gz", ".tgz", ".7z", ".rar", ".tar", ".bz2", ".xz")
@@ -84,15 +70,6 @@ class ArchiveLimits:
         )
 
 
-def target_key(scope: str, agent_name: str | None) -> str:
-    """How a form names a document: "user" or "agent:<name>"."""
-    return f"agent:{agent_name}" if scope == "agent" else "user"
-
-
-def file_name(target: Target) -> str:
-    return f"agent-{target.agent.name}.md" if target.agent else "user.md"
-
-
 # --- export ------------------------------------------------------------------------------
 
 
@@ -104,28 +81,11 @@ class ExportedDocument:
 
     @property
     def path(self) -> str:
-        return file_name(self.target)
+        return self.target.file_name
 
     @property
     def data(self) -> bytes:
         return self.text.encode("utf-8")
-
-
-def collect_documents(
-    actor: Actor, agents: list[Agent], *, workers: int = FETCH_WORKERS
-) -> list[ExportedDocument]:
-    """Every document, a few CoreAPI calls at a time; raises CoreAPIError (every export,
-    failed or not, is audited first)."""
-    targets = [Target("user"), *(Target("agent", agent) for agent in agents)]
-    # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        reads = pool.map(lambda target: memory_read(actor, target), targets)
-        texts = memory_export_many(actor, targets, workers=workers)
-        memories = list(reads)
-    return [
-        ExportedDocument(target, text, memory.updated_on)
-        for target, text, memory in zip(targets, texts, memories, strict=True)
-    ]
 
 
 def build_manifest(documents: list[ExportedDocument], upn: str, exported_at: datetime) -> dict:
@@ -189,17 +149,6 @@ def zip_stream(
         body = json.dumps(manifest, indent=2, ensure_ascii=False).encode() + b"\n"
         archive.writestr(_member(MANIFEST, exported_at), body)
     yield sink.drain()
-
-
-def export_archive(
-    actor: Actor, agents: list[Agent], upn: str, *, now: datetime | None = None
-) -> Iterator[bytes]:
-    """Everything `actor` may read for `upn`, as zip bytes. Fetching happens now and may
-    raise CoreAPIError; the returned iterator then only compresses and cannot fail on
-    CoreAPI. Works for support staff as well: the Actor carries credentials and subject."""
-    documents = collect_documents(actor, agents)
-    exported_at = now or timezone.now()
-    return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
 
 
 def _iso(when: datetime) -> str:
@@ -428,7 +377,7 @@ def _listed(entry: dict) -> ArchiveFile:
         return _with_problem(listed, "“combined” is a view of two memories and is not restored")
     if scope not in ("user", "agent"):
         return _with_problem(listed, f"unknown scope {str(scope)[:40]!r}")
-    if scope == "agent" and not AGENT_NAME.fullmatch(listed.agent_name):
+    if scope == "agent" and not valid_agent_name(listed.agent_name):
         return _with_problem(listed, "no valid agent name")
     if not _SHA256.fullmatch(listed.sha256):
         return _with_problem(listed, "no sha256 in manifest.json to check it against")
@@ -455,29 +404,8 @@ def _with_problem(listed: ArchiveFile, problem: str) -> ArchiveFile:
 
 
 def _label(listed: ArchiveFile) -> str:
-    return f"agent “{listed.agent_name}”" if listed.scope == "agent" else "your memory"
+    return memory_name(listed.scope, f"“{listed.agent_name}”")
 
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
-
-
-def restore_file(
-    actor: Actor, target: Target, archived: ArchiveFile, mode: str, started_from: Version | None
-) -> str:
-    """Put one archived document back and say what was done. "replace" restores it byte
-    for byte (an empty file clears), unless the document changed since `started_from`
-    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError."""
-    if archived.text is None:
-        raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
-    if mode == "replace":
-        memory_replace(
-            actor, target, archived.text, started_from=started_from, action=Action.IMPORT
-        )
-        return "Replaced" if archived.text.strip() else "Cleared (empty in the archive)"
-    if mode != "append":
-        raise ValueError(f"unknown import mode {mode!r}")
-    if not archived.text.strip():
-        return "Nothing to add (empty in the archive)"
-    memory_import_append(actor, target, archived.text)
-    return "Appended"

@@ -1,0 +1,46 @@
+"""FoundationaLLM CoreAPI: typed values and errors here; the transport is
+`memory_ui.coreapi.client`, which only `memory_ui.memory.operations` calls."""
+
+from memory_ui.coreapi.errors import (
+    CoreAPIBadRequest,
+    CoreAPIConflict,
+    CoreAPIError,
+    CoreAPIForbidden,
+    CoreAPINotFound,
+    CoreAPIRateLimited,
+    CoreAPIRejected,
+    CoreAPIUnauthorized,
+    CoreAPIUnavailable,
+    CoreAPIUnexpectedResponse,
+    parse_error_response,
+)
+from memory_ui.coreapi.types import (
+    AGENT_NAME,
+    Agent,
+    CallerAuth,
+    Memory,
+    UserIdentity,
+    agent_object_id,
+    parse_agents,
+)
+
+__all__ = [
+    "AGENT_NAME",
+    "Agent",
+    "CallerAuth",
+    "CoreAPIBadRequest",
+    "CoreAPIConflict",
+    "CoreAPIError",
+    "CoreAPIForbidden",
+    "CoreAPINotFound",
+    "CoreAPIRateLimited",
+    "CoreAPIRejected",
+    "CoreAPIUnauthorized",
+    "CoreAPIUnavailable",
+    "CoreAPIUnexpectedResponse",
+    "Memory",
+    "UserIdentity",
+    "agent_object_id",
+    "parse_agents",
+    "parse_error_response",
+]

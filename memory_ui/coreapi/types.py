@@ -1,0 +1,162 @@
+"""What CoreAPI sends and receives, as typed values: memory documents, agents, and the
+identity a call carries.
+
+Identity. End-user calls carry only the user's delegated token (`CallerAuth(token)`).
+Support staff calls carry the portal's app-only token plus `X-USER-IDENTITY`, built from
+the target user's identity as the support view resolved it. The portal never builds a
+`UserIdentity` from browser input for end users, and never sends `X-USER-IDENTITY` for them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+AGENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")  # CoreAPI's agent name rule
+AGENT_PROVIDER_SEGMENT = "/providers/FoundationaLLM.Agent/agents/"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A MemoryResponse. `content_markdown` is untrusted: agents write it from prompts."""
+
+    scope: str
+    upn: str
+    user_name: str | None = None
+    name: str | None = None
+    agent_object_id: str | None = None
+    agent_name: str | None = None
+    content_markdown: str = ""
+    created_on: datetime | None = None
+    updated_on: datetime | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> Memory:
+        """Tolerates missing, null and extra fields, but not a missing `content_markdown`:
+        reading such a body as "no memory" could lead a user to overwrite real memory."""
+        if not isinstance(data, dict):
+            raise ValueError("a MemoryResponse must be a JSON object")
+        content = data.get("content_markdown")
+        if "content_markdown" not in data or not isinstance(content, str | None):
+            raise ValueError("a MemoryResponse must have content_markdown")
+        return cls(
+            scope=as_text(data.get("scope")),
+            upn=as_text(data.get("upn")),
+            user_name=as_optional_text(data.get("user_name")),
+            name=as_optional_text(data.get("name")),
+            agent_object_id=as_optional_text(data.get("agent_object_id")),
+            agent_name=as_optional_text(data.get("agent_name")),
+            content_markdown=content or "",
+            created_on=_parse_datetime(data.get("created_on")),
+            updated_on=_parse_datetime(data.get("updated_on")),
+        )
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent the caller may use, from `GET /completions/agents`."""
+
+    name: str
+    object_id: str
+    display_name: str
+    description: str = ""
+    roles: tuple[str, ...] = ()
+    enabled: bool = True
+
+    @classmethod
+    def from_json(cls, element: object) -> Agent | None:
+        """None for elements that are not agents or lack a name or object id."""
+        if not isinstance(element, dict):
+            return None
+        resource = element.get("resource")
+        if not isinstance(resource, dict):
+            return None
+        name = as_text(resource.get("name"))
+        object_id = as_text(resource.get("object_id"))
+        # FoundationaLLM's own rule for agent names; names become URL segments and ids here.
+        if not AGENT_NAME.fullmatch(name) or AGENT_PROVIDER_SEGMENT not in object_id:
+            return None
+        roles = element.get("roles")
+        properties = element.get("properties")
+        enabled = properties.get("enabled") if isinstance(properties, dict) else None
+        return cls(
+            name=name,
+            object_id=object_id,
+            display_name=as_text(resource.get("display_name")) or name,
+            description=as_text(resource.get("description")),
+            roles=tuple(r for r in roles if isinstance(r, str)) if isinstance(roles, list) else (),
+            # An absent flag means enabled: only an explicit false hides an agent.
+            enabled=enabled is not False,
+        )
+
+
+def parse_agents(data: object) -> list[Agent]:
+    """The agents listing, sorted by name as the User Portal shows it."""
+    if not isinstance(data, list):
+        raise ValueError("the agents listing must be a JSON array")
+    agents = [agent for agent in map(Agent.from_json, data) if agent is not None]
+    return sorted(agents, key=lambda agent: (agent.name.casefold(), agent.name))
+
+
+@dataclass(frozen=True)
+class UserIdentity:
+    """FoundationaLLM's UnifiedUserIdentity, sent as `X-USER-IDENTITY` on support calls."""
+
+    name: str
+    user_name: str
+    user_id: str
+    upn: str
+    group_ids: tuple[str, ...] = ()
+
+    def to_header(self) -> str:
+        # CoreAPI binds these keys case-sensitively. ensure_ascii keeps non-ASCII names
+        # header-safe (\\u escapes), and json escaping rules out header injection.
+        return json.dumps(
+            {
+                "name": self.name,
+                "user_name": self.user_name,
+                "user_id": self.user_id,
+                "upn": self.upn,
+                "group_ids": list(self.group_ids),
+            },
+            separators=(",", ":"),
+        )
+
+
+@dataclass(frozen=True)
+class CallerAuth:
+    """How a call authenticates. `user_identity` only for support staff's app-only calls."""
+
+    access_token: str = field(repr=False)  # kept out of repr so it never reaches a log
+    user_identity: UserIdentity | None = None
+
+
+def as_text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_optional_text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _parse_datetime(value: object) -> datetime | None:
+    """ISO 8601 as .NET and Python write it (Z, +00:00, up to 7 fractional digits).
+    A time without an offset is taken as UTC, which is what CoreAPI stores."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def agent_object_id(instance_id: str, agent_name: str) -> str:
+    """The FoundationaLLM resource path of an agent."""
+    if not instance_id or "/" in instance_id:
+        raise ValueError("instance_id must be a non-empty id")
+    if not AGENT_NAME.fullmatch(agent_name):
+        raise ValueError(f"not an agent name: {agent_name!r}")
+    return f"/instances/{instance_id}{AGENT_PROVIDER_SEGMENT}{agent_name}"

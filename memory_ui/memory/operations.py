@@ -1,0 +1,386 @@
+"""Business steps on a user's memory, for end users and support staff alike.
+
+Every CoreAPI call of the portal goes through here, and every step that reads content for
+someone or changes it records an audit event, whether the call worked or not. CoreAPI has
+no version tokens, so a replace first compares the document with the version the user
+started from (docs/architecture.md, Faults and bad input) and refuses with `MemoryChanged`
+on a mismatch.
+
+Steps that touch several memories (`fan_out`) run a few CoreAPI calls at a time, at most
+`PORTAL_COREAPI_FAN_OUT`, and audit on the calling thread afterwards: audit rows use the
+request's own database connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+from django.conf import settings
+from django.utils import timezone
+
+from memory_ui.audit import Action, audit_record
+from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, CoreAPIUnavailable, Memory
+from memory_ui.coreapi import client as coreapi
+from memory_ui.identity import Identity
+from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
+from memory_ui.memory.documents import Document, content_hash, parse_document
+from memory_ui.memory.targets import Target, all_targets
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts (`who`), with which credentials, for whom: support staff act for
+    `subject_upn` with the portal's app token, and say why (`reason`, `ticket`)."""
+
+    who: Identity
+    auth: CallerAuth
+    subject_upn: str | None = None
+    reason: str = ""
+    ticket: str = ""
+
+
+@dataclass(frozen=True)
+class Version:
+    """What a user saw when they began: enough to notice a change made meanwhile."""
+
+    updated_on: str
+    sha256: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> Version:
+        stamp = memory.updated_on.isoformat() if memory.updated_on else ""
+        return cls(stamp, content_hash(memory.content_markdown))
+
+    def token(self) -> str:
+        """For a hidden form field."""
+        return f"{self.updated_on}|{self.sha256}"
+
+    @classmethod
+    def parse(cls, token: str) -> Version | None:
+        stamp, sep, digest = token.rpartition("|")
+        if not sep or len(digest) != 64:
+            return None
+        return cls(stamp, digest)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One memory as a step left it: the document, or the error CoreAPI gave."""
+
+    target: Target
+    memory: Memory | None = None
+    error: CoreAPIError | None = None
+
+    @property
+    def key(self) -> str:
+        return self.target.key
+
+    @cached_property
+    def document(self) -> Document | None:
+        return parse_document(self.memory.content_markdown) if self.memory else None
+
+
+class MemoryChanged(Exception):
+    """The document changed since the user's version; `current` is what is stored now."""
+
+    def __init__(self, current: Memory) -> None:
+        super().__init__("The memory changed since you started.")
+        self.current = current
+
+
+class NothingToChange(Exception):
+    """A rewrite found nothing to do (the entry it would remove is not there)."""
+
+    def __init__(self, current: Memory) -> None:
+        super().__init__("Nothing to change.")
+        self.current = current
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    before: Memory
+    after: Memory
+
+
+def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`step` over `items`, a few CoreAPI calls at a time, results in order."""
+    items = list(items)
+    if len(items) <= 1:
+        return [step(item) for item in items]
+    workers = min(len(items), settings.PORTAL_COREAPI_FAN_OUT)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(step, items))
+
+
+def _audit(actor: Actor, action: str, target: Target, **fields: object) -> None:
+    audit_record(
+        actor.who,
+        action,
+        subject_upn=actor.subject_upn,
+        scope=target.scope,
+        agent=target.agent,
+        reason=actor.reason,
+        ticket=actor.ticket,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _writable(target: Target) -> Target:
+    if not target.writable:
+        raise ValueError(f"{target.key} is a view, not a stored document")
+    return target
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def agents_list(actor: Actor) -> list[Agent]:
+    """The agents `actor` may read, sorted as the User Portal shows them."""
+    return coreapi.get_client().list_agents(actor.auth)
+
+
+def memory_read(actor: Actor, target: Target) -> Memory:
+    return coreapi.get_client().get_memory(actor.auth, target.scope, target.agent_object_id)
+
+
+def memory_load(actor: Actor, target: Target) -> Loaded:
+    """The document, or the error that kept it: for pages that show either."""
+    try:
+        return Loaded(target, memory_read(actor, target))
+    except CoreAPIError as exc:
+        return Loaded(target, error=exc)
+
+
+def memory_load_many(actor: Actor, targets: list[Target]) -> list[Loaded]:
+    return fan_out(lambda target: memory_load(actor, target), targets)
+
+
+def memory_reveal(actor: Actor, key: str) -> Loaded | None:
+    """Support staff reading the memory `key` of the user they act for: audited with the
+    reason, failed or not. None when the user has no such memory."""
+    try:
+        target = next((t for t in all_targets(agents_list(actor)) if t.key == key), None)
+        if target is None:
+            return None
+        memory = memory_read(actor, target)
+    except CoreAPIError as exc:
+        audit_record(
+            actor.who, Action.REVEAL, subject_upn=actor.subject_upn, reason=actor.reason, error=exc
+        )
+        raise
+    _audit(actor, Action.REVEAL, target, before=memory.content_markdown)
+    return Loaded(target, memory)
+
+
+def user_lookup(actor: Actor) -> list[Target]:
+    """Support staff looking a user up: every memory CoreAPI lets the portal act on for
+    them. Audited, failed or not."""
+    try:
+        targets = all_targets(agents_list(actor))
+    except CoreAPIError as exc:
+        audit_record(actor.who, Action.LOOKUP, subject_upn=actor.subject_upn, error=exc)
+        raise
+    audit_record(actor.who, Action.LOOKUP, subject_upn=actor.subject_upn)
+    return targets
+
+
+def credentials_failed(who: Identity, action: str, subject_upn: str, message: str, **fields: str):
+    """The portal could not get its own CoreAPI token to act for `subject_upn`."""
+    audit_record(who, action, subject_upn=subject_upn, error=CoreAPIUnavailable(message), **fields)
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def memory_append(actor: Actor, target: Target, text: str, reason: str | None = None) -> Memory:
+    target = _writable(target)
+    try:
+        result = coreapi.get_client().append_memory(
+            actor.auth,
+            target.scope,
+            text,
+            agent_object_id=target.agent_object_id,
+            agent_name=target.agent_name or None,
+            reason=reason or None,
+        )
+    except CoreAPIError as exc:
+        _audit(actor, Action.APPEND, target, error=exc)
+        raise
+    _audit(actor, Action.APPEND, target, after=result.content_markdown)
+    return result
+
+
+def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
+    target = _writable(target)
+    try:
+        before = memory_read(actor, target)
+        result = coreapi.get_client().import_memory(
+            actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
+        )
+    except CoreAPIError as exc:
+        _audit(actor, Action.IMPORT, target, error=exc)
+        raise
+    _audit(
+        actor, Action.IMPORT, target, before=before.content_markdown, after=result.content_markdown
+    )
+    return result
+
+
+def memory_rewrite(
+    actor: Actor,
+    target: Target,
+    transform: Callable[[Memory], str | None],
+    *,
+    started_from: Version | None,
+    action: str = Action.EDIT,
+) -> Rewritten:
+    """Replace the whole document with `transform(current)`, unless it changed since
+    `started_from` (then `MemoryChanged`; `started_from=None` overwrites deliberately) or
+    `transform` returns None (`NothingToChange`). An empty text clears, since CoreAPI
+    refuses empty imports."""
+    target = _writable(target)
+    client = coreapi.get_client()
+    try:
+        current = memory_read(actor, target)
+        if started_from is not None and Version.of(current) != started_from:
+            raise MemoryChanged(current)
+        text = transform(current)
+        if text is None:
+            raise NothingToChange(current)
+        if not text.strip():
+            result = client.clear_memory(
+                actor.auth, target.scope, agent_object_id=target.agent_object_id
+            )
+        else:
+            result = client.import_memory(
+                actor.auth,
+                target.scope,
+                text,
+                mode="replace",
+                agent_object_id=target.agent_object_id,
+            )
+    except CoreAPIError as exc:
+        _audit(actor, action, target, error=exc)
+        raise
+    _audit(actor, action, target, before=current.content_markdown, after=result.content_markdown)
+    return Rewritten(current, result)
+
+
+def memory_replace(
+    actor: Actor,
+    target: Target,
+    text: str,
+    *,
+    started_from: Version | None,
+    action: str = Action.EDIT,
+) -> Memory:
+    """The whole document becomes `text` (see `memory_rewrite`)."""
+    return memory_rewrite(
+        actor, target, lambda _: text, started_from=started_from, action=action
+    ).after
+
+
+def memory_clear(actor: Actor, target: Target) -> Memory:
+    target = _writable(target)
+    try:
+        before = memory_read(actor, target)
+        result = coreapi.get_client().clear_memory(
+            actor.auth, target.scope, agent_object_id=target.agent_object_id
+        )
+    except CoreAPIError as exc:
+        _audit(actor, Action.CLEAR, target, error=exc)
+        raise
+    _audit(
+        actor, Action.CLEAR, target, before=before.content_markdown, after=result.content_markdown
+    )
+    return result
+
+
+def memory_clear_many(actor: Actor, targets: list[Target]) -> list[Loaded]:
+    """Each memory cleared on its own, one after another; a failure does not stop the rest."""
+    results = []
+    for target in targets:
+        try:
+            results.append(Loaded(target, memory_clear(actor, target)))
+        except CoreAPIError as exc:
+            results.append(Loaded(target, error=exc))
+    return results
+
+
+# --- export and restore ------------------------------------------------------------------
+
+
+def memory_export(actor: Actor, target: Target) -> str:
+    """The document as CoreAPI exports it (combined: what the agent reads), audited."""
+    return memory_export_many(actor, [target])[0]
+
+
+def memory_export_many(actor: Actor, targets: list[Target]) -> list[str]:
+    """Several exports, a few at a time. Each is audited afterwards on this thread; the
+    first failure is raised once all are audited."""
+
+    def fetch(target: Target) -> str | CoreAPIError:
+        try:
+            return coreapi.get_client().export_memory(
+                actor.auth, target.scope, agent_object_id=target.agent_object_id
+            )
+        except CoreAPIError as exc:
+            return exc
+
+    results = fan_out(fetch, targets)
+    for target, result in zip(targets, results, strict=True):
+        if isinstance(result, CoreAPIError):
+            _audit(actor, Action.EXPORT, target, error=result)
+        else:
+            _audit(actor, Action.EXPORT, target, before=result)
+    texts = []
+    for result in results:
+        if isinstance(result, CoreAPIError):
+            raise result
+        texts.append(result)
+    return texts
+
+
+def export_archive(
+    actor: Actor, agents: list[Agent], upn: str, *, now: datetime | None = None
+) -> Iterator[bytes]:
+    """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
+    document is fetched now (and may raise CoreAPIError, with every export audited
+    first); the returned iterator then only compresses. Works for support staff too."""
+    targets = all_targets(agents)
+    # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        reads = reader.submit(fan_out, lambda target: memory_read(actor, target), targets)
+        texts = memory_export_many(actor, targets)
+        memories = reads.result()
+    documents = [
+        ExportedDocument(target, text, memory.updated_on)
+        for target, text, memory in zip(targets, texts, memories, strict=True)
+    ]
+    exported_at = now or timezone.now()
+    return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
+
+
+def restore_file(
+    actor: Actor, target: Target, archived: ArchiveFile, mode: str, started_from: Version | None
+) -> str:
+    """Put one archived document back and say what was done. "replace" restores it byte
+    for byte (an empty file clears), unless the document changed since `started_from`
+    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError."""
+    if archived.text is None:
+        raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
+    if mode == "replace":
+        memory_replace(
+            actor, target, archived.text, started_from=started_from, action=Action.IMPORT
+        )
+        return "Replaced" if archived.text.strip() else "Cleared (empty in the archive)"
+    if mode != "append":
+        raise ValueError(f"unknown import mode {mode!r}")
+    if not archived.text.strip():
+        return "Nothing to add (empty in the archive)"
+    memory_import_append(actor, target, archived.text)
+    return "Appended"

@@ -1,0 +1,13 @@
+"""`{% load memory_links %}` then `{{ target|target_url }}` or `{{ target|target_url:"export" }}`."""
+
+from django import template
+
+from memory_ui.memory.targets import Target
+from memory_ui.web import links
+
+register = template.Library()
+
+
+@register.filter
+def target_url(target: Target, page: str = "memory") -> str:
+    return links.target_url(target, page)

@@ -1,0 +1,95 @@
+"""From a request to who acts and on which memory: the signed-in user's identity and
+credentials as an `Actor`, their own agents, and the 404s for anything else.
+
+Agent object ids come only from the user's own agent list (CoreAPI's answer); a name in a
+URL or form that is not in that list is a 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from memory_ui import auth
+from memory_ui.coreapi import Agent, CallerAuth, UserIdentity
+from memory_ui.identity import Identity
+from memory_ui.memory.operations import Actor, agents_list
+from memory_ui.memory.targets import Target
+
+View = Callable[..., HttpResponse]
+
+
+def signed_in(request: HttpRequest) -> Identity:
+    identity = auth.current_identity(request)
+    if identity is None:
+        raise auth.SignInRequired
+    return identity
+
+
+def user_actor(request: HttpRequest) -> Actor:
+    """The signed-in user acting on their own memory with their own delegated token;
+    never an X-USER-IDENTITY."""
+    return Actor(signed_in(request), CallerAuth(access_token=auth.coreapi_token(request)))
+
+
+def support_actor(request: HttpRequest, upn: str, reason: str = "", ticket: str = "") -> Actor:
+    """The portal's service principal acting for `upn` on a support request. The portal
+    only knows the UPN of the looked-up user, so that is what the UnifiedUserIdentity
+    carries. Raises `auth.SignInFailed` when the portal gets no app token."""
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    return Actor(
+        signed_in(request),
+        CallerAuth(access_token=auth.app_token(), user_identity=identity),
+        subject_upn=upn,
+        reason=reason,
+        ticket=ticket,
+    )
+
+
+def user_agents(request: HttpRequest) -> list[Agent]:
+    """The agents this user may read, from CoreAPI; reused briefly so cards don't re-list."""
+    key = f"agents:{signed_in(request).oid}"
+    agents: list[Agent] | None = cache.get(key)
+    if agents is None:
+        agents = agents_list(user_actor(request))
+        cache.set(key, agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
+    return agents
+
+
+def agent_by_name(request: HttpRequest, agent_name: str) -> Agent:
+    """One of the user's own agents; any other name is a 404."""
+    for agent in user_agents(request):
+        if agent.name == agent_name:
+            return agent
+    raise Http404("No agent of yours has that name.")
+
+
+def target_for(request: HttpRequest, scope: str, agent_name: str | None) -> Target:
+    """A (scope, agent) pair from a URL or form as a Target of this user: 404 otherwise."""
+    if scope == "user" and not agent_name:
+        return Target("user")
+    if scope in ("agent", "combined") and agent_name:
+        return Target(scope, agent_by_name(request, agent_name))
+    raise Http404("Unknown memory scope.")
+
+
+def support_required(view: View) -> View:
+    """Signed in and holding the support app role (from the id_token), or 403. Every
+    support view, fragments included, is wrapped in this."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        identity = auth.current_identity(request)
+        if identity is None or not identity.is_support:
+            return render(request, "403.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapper

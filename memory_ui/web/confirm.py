@@ -1,0 +1,80 @@
+"""Confirmations before something cannot be undone, as form mixins: a ticked box, a typed
+phrase, the user's UPN typed again, and a single-use nonce against replayed posts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.sessions.backends.base import SessionBase
+
+from memory_ui.web import stores
+
+
+class CheckboxConfirmation(forms.Form):
+    """A box (or a button's value) saying "yes, go ahead". `confirm_needed` decides when
+    it is needed (always, unless a subclass says otherwise)."""
+
+    CONFIRM_FIELD = "confirm"
+    CONFIRM_VALUES = ("true", "yes", "on")
+    CONFIRM_MESSAGE = "Confirm to go ahead."
+
+    def confirm_needed(self, data: dict[str, Any]) -> bool:
+        return True
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        given = self.data.get(self.CONFIRM_FIELD, "")
+        if self.confirm_needed(data) and given not in self.CONFIRM_VALUES:
+            raise forms.ValidationError(self.CONFIRM_MESSAGE, code="unconfirmed")
+        return data
+
+
+class PhraseConfirmation(forms.Form):
+    """A phrase typed exactly (case and spacing aside)."""
+
+    PHRASE = ""
+    PHRASE_REFUSED = "Type “{phrase}” to confirm; nothing was done."
+    phrase = forms.CharField(max_length=100, label="Confirmation")
+
+    def clean_phrase(self) -> str:
+        typed = " ".join(self.cleaned_data["phrase"].split())
+        if typed.casefold() != self.PHRASE:
+            raise forms.ValidationError(
+                self.PHRASE_REFUSED.format(phrase=self.PHRASE), code="phrase"
+            )
+        return typed
+
+
+class UPNConfirmation(forms.Form):
+    """The user's UPN typed again; the form is built with `upn=`."""
+
+    confirm_upn = forms.CharField(label="Type the user's UPN to confirm", max_length=254)
+
+    def __init__(self, *args: Any, upn: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.upn = upn
+
+    def clean_confirm_upn(self) -> str:
+        typed = self.cleaned_data["confirm_upn"].strip()
+        if typed.casefold() != self.upn.casefold():
+            raise forms.ValidationError(f"Type {self.upn} exactly to confirm.")
+        return typed
+
+
+class NonceConfirmation(forms.Form):
+    """A single-use token issued with the form (`stores.nonce_issue`). `spend_nonce`, once
+    the form is otherwise valid, uses it up; a replay becomes a form error."""
+
+    nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    replayed = False
+
+    def spend_nonce(self, session: SessionBase) -> bool:
+        if self.is_valid() and not stores.nonce_spend(session, self.cleaned_data["nonce"]):
+            self.replayed = True
+            self.add_error(
+                None,
+                "That confirmation was already used or has expired; nothing was done. "
+                "Check the details and submit again.",
+            )
+        return self.is_valid()

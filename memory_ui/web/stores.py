@@ -1,0 +1,163 @@
+"""What the portal keeps between two requests of one person: Undo copies, staged zip
+restores, single-use confirmations and support look-ups. Sessions and the cache are
+server-side (database or Redis), so any worker or instance can serve the next request.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.sessions.backends.base import SessionBase
+from django.core.cache import cache
+
+from memory_ui.coreapi import Memory
+from memory_ui.memory.archive import ParsedArchive
+from memory_ui.memory.operations import Version
+from memory_ui.memory.targets import Target
+
+# --- Undo: the whole document as it was before a delete, in the session; briefly, for a
+# few deletes at a time, and only for documents of a reasonable size.
+
+UNDO_SESSION_KEY = "memory_undo"
+UNDO_SECONDS = 15 * 60
+UNDO_MAX_BYTES = 256 * 1024
+UNDO_MAX_RECORDS = 5
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    target_key: str
+    before: str  # the document before the delete
+    after: Version | None  # Undo applies only while the document is as the delete left it
+    removed: str  # what the delete removed, offered as a note when Undo can't apply
+
+
+def _undo_records(session: SessionBase) -> dict[str, dict[str, Any]]:
+    now = time.time()
+    records = session.get(UNDO_SESSION_KEY, {})
+    return {token: r for token, r in records.items() if r["expires"] > now}
+
+
+def undo_remember(
+    session: SessionBase, target: Target, before: str, after: Memory, removed: str
+) -> str | None:
+    """Keep what Undo needs; the token for its form, or None when the document is too big."""
+    if len(before.encode()) > UNDO_MAX_BYTES:
+        return None
+    records = _undo_records(session)
+    newest = sorted(records.items(), key=lambda item: item[1]["expires"])[-(UNDO_MAX_RECORDS - 1) :]
+    token = secrets.token_urlsafe(16)
+    session[UNDO_SESSION_KEY] = {
+        **dict(newest),
+        token: {
+            "target": target.key,
+            "before": before,
+            "after": Version.of(after).token(),
+            "removed": removed,
+            "expires": time.time() + UNDO_SECONDS,
+        },
+    }
+    return token
+
+
+def undo_record(session: SessionBase, token: str, target: Target) -> UndoRecord | None:
+    """The record behind `token`, if it is still there and about `target`."""
+    raw = _undo_records(session).get(token)
+    if raw is None or raw["target"] != target.key:
+        return None
+    return UndoRecord(raw["target"], raw["before"], Version.parse(raw["after"]), raw["removed"])
+
+
+def undo_forget(session: SessionBase, token: str) -> None:
+    records = _undo_records(session)
+    records.pop(token, None)
+    session[UNDO_SESSION_KEY] = records
+
+
+def undo_forget_target(session: SessionBase, target: Target) -> None:
+    """A cleared memory keeps no copies for Undo: clearing means it is gone."""
+    records = _undo_records(session)
+    session[UNDO_SESSION_KEY] = {
+        token: r for token, r in records.items() if r["target"] != target.key
+    }
+
+
+# --- Staged zip restores: the validated archive waits in the cache, bound to the user,
+# while they review what goes where.
+
+STAGE_SECONDS = 30 * 60
+STAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+@dataclass
+class RestoreOutcome:
+    ok: bool
+    message: str
+
+
+@dataclass
+class StagedRestore:
+    """An uploaded, validated archive waiting for the user's go-ahead."""
+
+    archive: ParsedArchive
+    source: str
+    mode: str = "replace"
+    outcomes: dict[str, RestoreOutcome] = field(default_factory=dict)
+
+
+def _stage_key(owner_oid: str, token: str) -> str:
+    return f"import-archive:{owner_oid}:{token}"
+
+
+def stage_restore(owner_oid: str, staged: StagedRestore, token: str | None = None) -> str:
+    """Keep (or keep again, after an attempt) a staged restore; its token."""
+    token = token or secrets.token_urlsafe(16)
+    cache.set(_stage_key(owner_oid, token), staged, STAGE_SECONDS)
+    return token
+
+
+def staged_restore(owner_oid: str, token: str) -> StagedRestore | None:
+    if not STAGE_TOKEN.fullmatch(token):
+        return None
+    staged = cache.get(_stage_key(owner_oid, token))
+    return staged if isinstance(staged, StagedRestore) else None
+
+
+# --- Single-use confirmations (support): a replayed POST does nothing.
+
+SESSION_NONCES = "support_nonces"
+
+
+def nonce_issue(session: SessionBase) -> str:
+    nonce = secrets.token_urlsafe(16)
+    nonces = session.get(SESSION_NONCES, [])[-20:]
+    session[SESSION_NONCES] = [*nonces, nonce]
+    return nonce
+
+
+def nonce_spend(session: SessionBase, nonce: str) -> bool:
+    nonces = session.get(SESSION_NONCES, [])
+    if nonce not in nonces:
+        return False
+    nonces.remove(nonce)
+    session[SESSION_NONCES] = nonces
+    return True
+
+
+# --- Support look-ups: an overview opens only after a look-up through the (CSRF-checked)
+# form, so a link from elsewhere cannot write audit events in staff's names.
+
+SESSION_LOOKUPS = "support_lookups"
+
+
+def lookup_remember(session: SessionBase, upn: str) -> None:
+    recent = [u for u in session.get(SESSION_LOOKUPS, []) if u != upn.casefold()]
+    session[SESSION_LOOKUPS] = [*recent[-19:], upn.casefold()]
+
+
+def looked_up(session: SessionBase, upn: str) -> bool:
+    return upn.casefold() in session.get(SESSION_LOOKUPS, [])

@@ -1,0 +1,57 @@
+"""Every route of the portal, in one table. A memory's own pages are named
+`<page>_<scope>` (`memory_agent`, `export_combined`, …): see `memory_ui.web.links`."""
+
+from django.urls import path
+
+from memory_ui.web.views import activity, changes, pages, restore, signin, support, transfer
+
+agent = "memory/agents/<slug:agent_name>"
+
+urlpatterns = [
+    path("", pages.dashboard, name="dashboard"),
+    path("healthz", signin.healthz, name="healthz"),
+    # sign-in
+    path("auth/login", signin.login_view, name="auth_login"),
+    path("auth/callback", signin.callback_view, name="auth_callback"),
+    path("auth/logout", signin.logout_view, name="auth_logout"),
+    path("auth/signed-out", signin.signed_out_view, name="signed_out"),
+    # reading
+    path("cards/user", pages.user_card, name="card_user"),
+    path("cards/agents/<slug:agent_name>", pages.agent_card, name="card_agent"),
+    path("memory/user", pages.user_memory, name="memory_user"),
+    path(agent, pages.agent_memory, name="memory_agent"),
+    path(f"{agent}/combined", pages.agent_combined, name="memory_combined"),
+    # changing
+    path("memory/edit", changes.edit, name="memory_edit"),
+    path("memory/edit/preview", changes.edit_preview, name="memory_edit_preview"),
+    path("memory/append", changes.append, name="memory_append"),
+    path("memory/clear", changes.clear, name="memory_clear"),
+    path("memory/clear-everything", changes.clear_everything, name="memory_clear_everything"),
+    path("memory/entries/delete", changes.delete_entry, name="memory_delete_entry"),
+    path("memory/items/delete", changes.delete_list_item, name="memory_delete_item"),
+    path("memory/undo", changes.undo, name="memory_undo"),
+    # export and import one memory
+    path("memory/user/export", transfer.export_user, name="export_user"),
+    path(f"{agent}/export", transfer.export_agent, name="export_agent"),
+    path(f"{agent}/combined/export", transfer.export_combined, name="export_combined"),
+    path("export/everything", transfer.export_everything, name="export_everything"),
+    path("memory/user/import", transfer.import_form, name="import_user"),
+    path("memory/user/import/preview", transfer.import_preview, name="import_preview_user"),
+    path("memory/user/import/confirm", transfer.import_confirm, name="import_confirm_user"),
+    path(f"{agent}/import", transfer.import_form, name="import_agent"),
+    path(f"{agent}/import/preview", transfer.import_preview, name="import_preview_agent"),
+    path(f"{agent}/import/confirm", transfer.import_confirm, name="import_confirm_agent"),
+    # restore an "Export everything" zip
+    path("import", restore.import_home, name="import_home"),
+    path("import/archive", restore.import_archive, name="import_archive"),
+    path("import/archive/<str:token>", restore.preview, name="import_archive_preview"),
+    path("import/archive/<str:token>/apply", restore.apply, name="import_archive_apply"),
+    # support staff, and what users see of it
+    path("support/", support.support_home, name="support_home"),
+    path("support/audit", activity.support_audit, name="support_audit"),
+    path("support/users/<str:upn>/", support.support_user, name="support_user"),
+    path("support/users/<str:upn>/reveal", support.support_reveal, name="support_reveal"),
+    path("support/users/<str:upn>/clear", support.support_clear, name="support_clear"),
+    path("support/users/<str:upn>/export", support.support_export, name="support_export"),
+    path("activity", activity.activity, name="activity"),
+]

@@ -1,0 +1,120 @@
+"""Reading memory: the dashboard, its cards (one htmx request each), and memory pages."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.views.decorators.http import require_GET
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.operations import Loaded, memory_load
+from memory_ui.memory.targets import Target
+from memory_ui.web.access import target_for, user_actor, user_agents
+from memory_ui.web.forms import ViewForm
+from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
+from memory_ui.web.links import target_url
+
+
+@require_GET
+@login_required
+def dashboard(request: HtmxHttpRequest) -> HttpResponse:
+    """First paint needs only the agent list; each card then loads itself."""
+    try:
+        agents, error = user_agents(request), None
+    except CoreAPIError as exc:
+        agents, error = [], exc
+    return render_page(
+        request,
+        "memory_ui/dashboard.html",
+        "agents",
+        {"agents": agents, "agents_error": error},
+        status=error.portal_status if error else 200,
+    )
+
+
+def _card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+    try:
+        card = memory_load(user_actor(request), target_for(request, scope, agent_name))
+    except CoreAPIError as exc:
+        card = Loaded(Target("user"), error=exc)  # the agent list failed: no target to show
+    return render_fragment(
+        request,
+        "memory_ui/card.html#card",
+        {
+            "card": card,
+            "agent": card.target.agent,
+            "agent_name": agent_name,
+            "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
+        },
+        status=card.error.portal_status if card.error else 200,
+    )
+
+
+@require_GET
+@login_required
+def user_card(request: HtmxHttpRequest) -> HttpResponse:
+    return _card(request, "user")
+
+
+@require_GET
+@login_required
+def agent_card(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    return _card(request, "agent", agent_name)
+
+
+def memory_context(loaded: Loaded, view: str = "rendered") -> dict[str, object]:
+    """What memory.html shows of one memory (after a change as well as on a visit)."""
+    target = loaded.target
+    return {
+        "target": target,
+        "scope": target.scope,
+        "agent": target.agent,
+        "title": target.title,
+        "memory": loaded.memory,
+        "document": loaded.document,
+        "error": loaded.error,
+        "view": view,
+        "memory_url": target_url(target),
+    }
+
+
+def memory_page(
+    request: HtmxHttpRequest, loaded: Loaded, *, status: int = 200, **extra: object
+) -> HttpResponse:
+    """The memory page, or for htmx its #memory-content fragment."""
+    if loaded.error is not None:
+        status = max(status, loaded.error.portal_status)
+    context = {**memory_context(loaded, ViewForm.chosen(request.GET)), **extra}
+    return render_page(request, "memory_ui/memory.html", "content", context, status=status)
+
+
+def _show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+    try:
+        target = target_for(request, scope, agent_name)
+    except CoreAPIError as exc:
+        return render_page(
+            request,
+            "memory_ui/memory.html",
+            "content",
+            {"error": exc, "title": agent_name, "scope": scope},
+            status=exc.portal_status,
+        )
+    return memory_page(request, memory_load(user_actor(request), target))
+
+
+@require_GET
+@login_required
+def user_memory(request: HtmxHttpRequest) -> HttpResponse:
+    return _show(request, "user")
+
+
+@require_GET
+@login_required
+def agent_memory(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    return _show(request, "agent", agent_name)
+
+
+@require_GET
+@login_required
+def agent_combined(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
+    return _show(request, "combined", agent_name)

@@ -1,0 +1,251 @@
+"""Restoring an "Export everything" zip.
+
+Staged: the validated archive waits in the cache (`stores.stage_restore`, 30 minutes,
+bound to the user) while the user reviews what goes where; then each chosen document is
+restored on its own and the outcome reported per document, failures retryable from the
+same page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.memory.archive import ArchiveFile, ArchiveLimits, ParsedArchive
+from memory_ui.memory.operations import (
+    Loaded,
+    MemoryChanged,
+    Version,
+    memory_load_many,
+    restore_file,
+)
+from memory_ui.memory.targets import Target
+from memory_ui.web import forms, stores
+from memory_ui.web.access import signed_in, user_actor, user_agents
+from memory_ui.web.htmx import HtmxHttpRequest, render_page
+from memory_ui.web.stores import RestoreOutcome, StagedRestore
+from memory_ui.web.views.transfer import failure_page
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One file of the archive: where it would go (and what is there now), or why not."""
+
+    file: ArchiveFile
+    now: Loaded | None  # None when the file has no target
+    problem: str
+    outcome: RestoreOutcome | None
+
+    @property
+    def key(self) -> str:
+        return self.file.key
+
+    @property
+    def label(self) -> str:
+        return self.now.target.label if self.now else self.file.agent_name or "Your memory"
+
+    @property
+    def current(self):
+        return self.now.memory if self.now else None
+
+    @property
+    def ready(self) -> bool:
+        return self.current is not None and not self.problem
+
+    @property
+    def version(self) -> str:
+        return Version.of(self.current).token() if self.current else ""
+
+    @property
+    def current_bytes(self) -> int | None:
+        return len(self.current.content_markdown.encode()) if self.current else None
+
+    @property
+    def identical(self) -> bool:
+        return self.current is not None and self.current.content_markdown == self.file.text
+
+
+def _targets(archive: ParsedArchive, agents: list[Agent]) -> dict[str, Target | str]:
+    """Each file's target, or why it has none. Agents are matched by name against the
+    user's own agents only; the archive's object ids are never used."""
+    by_name = {agent.name: agent for agent in agents}
+    targets: dict[str, Target | str] = {}
+    for archived in archive.files:
+        if archived.problem:
+            targets[archived.key] = f"Skipped: {archived.problem}."
+        elif archived.scope == "user":
+            targets[archived.key] = Target("user")
+        elif archived.agent_name in by_name:
+            targets[archived.key] = Target("agent", by_name[archived.agent_name])
+        else:
+            targets[archived.key] = "Skipped: you cannot use this agent (or it no longer exists)."
+    return targets
+
+
+def _plan(request: HtmxHttpRequest, staged: StagedRestore) -> list[PlanRow]:
+    targets = _targets(staged.archive, user_agents(request))
+    reachable = [t for t in targets.values() if isinstance(t, Target)]
+    now = {loaded.key: loaded for loaded in memory_load_many(user_actor(request), reachable)}
+    rows = []
+    for archived in staged.archive.files:
+        found, outcome = targets[archived.key], staged.outcomes.get(archived.key)
+        if isinstance(found, str):
+            rows.append(PlanRow(archived, None, found, outcome))
+            continue
+        loaded = now[found.key]
+        problem = f"Could not read it now: {loaded.error.message}" if loaded.error else ""
+        rows.append(PlanRow(archived, loaded, problem, outcome))
+    return rows
+
+
+def _plan_page(
+    request: HtmxHttpRequest,
+    token: str,
+    staged: StagedRestore,
+    form: forms.RestoreForm | None = None,
+    *,
+    error: str = "",
+) -> HttpResponse:
+    try:
+        rows = _plan(request, staged)
+    except CoreAPIError as exc:
+        return failure_page(request, exc, reverse("import_home"), "import")
+    failed = [key for key, outcome in staged.outcomes.items() if not outcome.ok]
+    selected = failed if staged.outcomes else [row.key for row in rows if row.ready]
+    archive_upn = staged.archive.upn
+    context = {
+        "token": token,
+        "staged": staged,
+        "rows": rows,
+        "outcomes": [row for row in rows if row.outcome],
+        "failed": failed,
+        "selected": form.data.getlist("scopes") if form else selected,
+        "mode": form.data.get("mode") if form else staged.mode,
+        "error": error,
+        "other_owner": bool(
+            archive_upn and archive_upn.casefold() != signed_in(request).upn.casefold()
+        ),
+    }
+    if context["mode"] not in ("append", "replace"):
+        context["mode"] = staged.mode
+    status = 400 if error else 200
+    return render_page(request, "memory_ui/import_archive.html", "plan", context, status=status)
+
+
+def _import_home(request: HtmxHttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
+    try:
+        agents, agents_error = user_agents(request), None
+    except CoreAPIError as exc:
+        agents, agents_error = [], exc
+    context = {
+        "agents": agents,
+        "agents_error": agents_error,
+        "error": error,
+        "limits": ArchiveLimits.from_settings(),
+    }
+    return render_page(
+        request, "memory_ui/import_home.html", "archive_upload", context, status=status
+    )
+
+
+@require_GET
+@login_required
+def import_home(request: HtmxHttpRequest) -> HttpResponse:
+    return _import_home(request)
+
+
+@require_POST
+@login_required
+def import_archive(request: HtmxHttpRequest) -> HttpResponse:
+    form = forms.ArchiveUploadForm(request.POST, request.FILES, request=request)
+    if not form.is_valid():
+        return _import_home(request, error=forms.first_error(form), status=form.status)
+    upload = form.cleaned_data["archive"]
+    staged = StagedRestore(form.cleaned_data["parsed"], (upload.name or "archive.zip")[:200])
+    token = stores.stage_restore(signed_in(request).oid, staged)
+    return redirect("import_archive_preview", token=token)
+
+
+def _staged(request: HtmxHttpRequest, token: str) -> StagedRestore | None:
+    return stores.staged_restore(signed_in(request).oid, token)
+
+
+def _expired(request: HtmxHttpRequest) -> HttpResponse:
+    return _import_home(
+        request,
+        error="That upload has expired (or is not yours). Nothing was imported; "
+        "upload the zip again.",
+        status=404,
+    )
+
+
+@require_GET
+@login_required
+def preview(request: HtmxHttpRequest, token: str) -> HttpResponse:
+    staged = _staged(request, token)
+    if staged is None:
+        return _expired(request)
+    return _plan_page(request, token, staged)
+
+
+@require_POST
+@login_required
+def apply(request: HtmxHttpRequest, token: str) -> HttpResponse:
+    staged = _staged(request, token)
+    if staged is None:
+        return _expired(request)
+    try:
+        targets = _targets(staged.archive, user_agents(request))
+    except CoreAPIError as exc:
+        return failure_page(request, exc, reverse("import_home"), "import")
+    usable = [key for key, target in targets.items() if isinstance(target, Target)]
+    form = forms.RestoreForm(request.POST, usable=usable)
+    if not form.is_valid():
+        unusable = form.unusable()
+        error = forms.first_error(form)
+        if unusable and "mode" not in form.errors:
+            error = f"These cannot be imported: {', '.join(unusable)}. Nothing was imported."
+        return _plan_page(request, token, staged, form, error=error)
+    _restore(request, staged, targets, form)
+    stores.stage_restore(signed_in(request).oid, staged, token)
+    return redirect("import_archive_preview", token=token)
+
+
+def _restore(
+    request: HtmxHttpRequest,
+    staged: StagedRestore,
+    targets: dict[str, Target | str],
+    form: forms.RestoreForm,
+) -> None:
+    """Each chosen file on its own; the outcome of each goes into `staged`."""
+    keys, mode = form.cleaned_data["scopes"], form.cleaned_data["mode"]
+    files = {archived.key: archived for archived in staged.archive.files}
+    actor = user_actor(request)
+    for key in keys:
+        target = targets[key]
+        assert isinstance(target, Target)
+        version = form.cleaned_data["versions"][key]
+        try:
+            done = restore_file(actor, target, files[key], mode, version)
+            staged.outcomes[key] = RestoreOutcome(True, done)
+        except MemoryChanged:
+            staged.outcomes[key] = RestoreOutcome(
+                False, "Changed since your preview, so it was left alone. Check it and retry."
+            )
+        except CoreAPIError as exc:
+            staged.outcomes[key] = RestoreOutcome(False, exc.message)
+    staged.mode = mode
+    failed = sum(not staged.outcomes[key].ok for key in keys)
+    if failed:
+        messages.warning(
+            request, f"{failed} of {len(keys)} could not be imported; see below to retry."
+        )
+    else:
+        messages.success(request, f"Imported {len(keys)} from {staged.source}.")

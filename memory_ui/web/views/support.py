@@ -1,0 +1,203 @@
+"""Support staff: look a user up, reveal, export or clear their memory on request.
+
+Every view here checks the support role itself (`access.support_required`), and every
+action leaves an audit event (through `memory.operations`). Calls to CoreAPI use the
+portal's own app token plus X-USER-IDENTITY for the looked-up user
+(docs/architecture.md, Identity and authorization); end-user calls never do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memory_ui import auth
+from memory_ui.audit import Action
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.operations import (
+    Actor,
+    agents_list,
+    credentials_failed,
+    export_archive,
+    memory_clear_many,
+    memory_load_many,
+    memory_reveal,
+    user_lookup,
+)
+from memory_ui.memory.targets import Target, all_targets
+from memory_ui.web import stores
+from memory_ui.web.access import signed_in, support_actor, support_required
+from memory_ui.web.forms import LookupForm, OnBehalfForm, RevealForm, valid_upn
+
+
+@require_http_methods(["GET", "POST"])
+@support_required
+def support_home(request: HttpRequest) -> HttpResponse:
+    """The look-up form. Only its POST (CSRF-checked) opens a user's overview, so a link
+    from elsewhere can neither look anyone up nor write audit events in staff's names."""
+    if request.method == "POST":
+        form = LookupForm(request.POST)
+        if form.is_valid():
+            stores.lookup_remember(request.session, form.cleaned_data["upn"])
+            return redirect("support_user", upn=form.cleaned_data["upn"])
+        return render(request, "memory_ui/support/home.html", {"form": form}, status=400)
+    prefill = request.GET.get("upn", "")[:254]
+    return render(
+        request, "memory_ui/support/home.html", {"form": LookupForm(initial={"upn": prefill})}
+    )
+
+
+def _not_a_upn(request: HttpRequest, upn: str) -> HttpResponse:
+    context = {"form": LookupForm({"upn": upn})}
+    return render(request, "memory_ui/support/home.html", context, status=400)
+
+
+def _overview_context(
+    request: HttpRequest, upn: str, actor: Actor, targets: list[Target]
+) -> dict[str, Any]:
+    summaries = memory_load_many(actor, targets)
+    return {
+        "upn": upn,
+        "summaries": summaries,
+        "scope_choices": [(s.key, s.target.label) for s in summaries],
+        "export_nonce": stores.nonce_issue(request.session),
+        "clear_nonce": stores.nonce_issue(request.session),
+    }
+
+
+def _refused(
+    request: HttpRequest, upn: str, error: CoreAPIError | auth.SignInFailed
+) -> HttpResponse:
+    if isinstance(error, auth.SignInFailed):
+        message, status = error.message, 503
+    elif error.status == 403:
+        message = (
+            "CoreAPI refused to act for this user. Check the instance's identity substitution "
+            "settings (README: Connecting real Entra ID and CoreAPI) and that the UPN is allowed."
+        )
+        status = 403
+    else:
+        message, status = error.message, error.portal_status
+    context = {"upn": upn, "refusal": message}
+    return render(request, "memory_ui/support/user.html", context, status=status)
+
+
+@require_GET
+@support_required
+def support_user(request: HttpRequest, upn: str) -> HttpResponse:
+    if valid_upn(upn) is None:
+        return _not_a_upn(request, upn)
+    if not stores.looked_up(request.session, upn):
+        return redirect(f"{reverse('support_home')}?{urlencode({'upn': upn})}")
+    try:
+        actor = support_actor(request, upn)
+        targets = user_lookup(actor)
+    except auth.SignInFailed as exc:
+        credentials_failed(signed_in(request), Action.LOOKUP, upn, exc.message)
+        return _refused(request, upn, exc)
+    except CoreAPIError as exc:
+        return _refused(request, upn, exc)
+    context = _overview_context(request, upn, actor, targets)
+    return render(request, "memory_ui/support/user.html", context)
+
+
+@require_POST
+@support_required
+def support_reveal(request: HttpRequest, upn: str) -> HttpResponse:
+    form = RevealForm(request.POST)
+    if valid_upn(upn) is None or not form.is_valid():
+        messages.error(request, "Give a reason (at least 5 characters) to reveal memory.")
+        return redirect("support_user", upn=upn) if valid_upn(upn) else redirect("support_home")
+    reason = form.cleaned_data["reason"]
+    try:
+        revealed = memory_reveal(
+            support_actor(request, upn, reason), form.cleaned_data["scope_key"]
+        )
+    except auth.SignInFailed as exc:
+        credentials_failed(signed_in(request), Action.REVEAL, upn, exc.message, reason=reason)
+        return _refused(request, upn, exc)
+    except CoreAPIError as exc:
+        return _refused(request, upn, exc)
+    if revealed is None:
+        return render(request, "404.html", status=404)
+    context = {
+        "upn": upn,
+        "target": revealed.target,
+        "memory": revealed.memory,
+        "document": revealed.document,
+    }
+    return render(request, "memory_ui/support/reveal.html", context)
+
+
+def _on_behalf(
+    request: HttpRequest, upn: str, action: str
+) -> tuple[Actor, list[Target], list[str]] | HttpResponse:
+    """Check an export/clear request: the actor (with reason and ticket), the user's
+    memories and the chosen ones; or the response when it can't go ahead."""
+    if valid_upn(upn) is None:
+        return _not_a_upn(request, upn)
+    try:
+        actor = support_actor(request, upn)
+        targets = all_targets(agents_list(actor))
+    except (auth.SignInFailed, CoreAPIError) as exc:
+        return _refused(request, upn, exc)
+    choices = [(t.key, t.label) for t in targets]
+    form = OnBehalfForm(
+        request.POST, upn=upn, scope_choices=choices, scopes_required=action == "clear"
+    )
+    if not form.spend_nonce(request.session):
+        # The overview again, with what was typed and a fresh confirmation.
+        context = {**_overview_context(request, upn, actor, targets), f"{action}_form": form}
+        status = 409 if form.replayed else 400
+        return render(request, "memory_ui/support/user.html", context, status=status)
+    data = form.cleaned_data
+    actor = dataclasses.replace(actor, reason=data["reason"], ticket=data["ticket"])
+    return actor, targets, data["scopes"]
+
+
+@require_POST
+@support_required
+def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
+    checked = _on_behalf(request, upn, "clear")
+    if isinstance(checked, HttpResponse):
+        return checked
+    actor, targets, keys = checked
+    results = memory_clear_many(actor, [t for t in targets if t.key in keys])
+    context = {
+        "upn": upn,
+        "results": results,
+        "failed_keys": [r.key for r in results if r.error],
+        "reason": actor.reason,
+        "ticket": actor.ticket,
+        "nonce": stores.nonce_issue(request.session),
+    }
+    # 200 even when some failed: the page reports each one, and Django would not save the
+    # session (the spent confirmation, the retry's new one) on a 5xx response.
+    return render(request, "memory_ui/support/results.html", context)
+
+
+@require_POST
+@support_required
+def support_export(request: HttpRequest, upn: str) -> HttpResponse:
+    checked = _on_behalf(request, upn, "export")
+    if isinstance(checked, HttpResponse):
+        return checked
+    actor, targets, _ = checked
+    try:
+        stream = export_archive(actor, [t.agent for t in targets if t.agent], upn)
+    except CoreAPIError as exc:
+        return _refused(request, upn, exc)
+    response = StreamingHttpResponse(stream, content_type="application/zip")
+    safe_name = re.sub(r"[^A-Za-z0-9._-]", "_", upn)
+    stamp = timezone.now().strftime("%Y-%m-%d")
+    response["Content-Disposition"] = f'attachment; filename="memory-{safe_name}-{stamp}.zip"'
+    return response

@@ -1,0 +1,96 @@
+"""The layers of docs/architecture.md ("Layers"), checked on every import statement.
+
+coreapi/ imports nothing from memory_ui; memory/ never imports django.http, django.shortcuts,
+django.urls or the web layer; web/ never reaches the CoreAPI transport (every call goes
+through memory.operations); devstack and memory_ui never import each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (package, forbidden module prefixes, why); a package may always import itself.
+RULES = [
+    ("memory_ui/coreapi", ("memory_ui",), "the CoreAPI client stands alone"),
+    (
+        "memory_ui/memory",
+        ("django.http", "django.shortcuts", "django.urls", "memory_ui.web"),
+        "memory knows nothing of requests, responses or URLs",
+    ),
+    ("memory_ui/web", ("memory_ui.coreapi.client",), "views reach CoreAPI through operations"),
+    ("memory_ui", ("devstack",), "the portal never imports the devstack"),
+    ("devstack", ("memory_ui",), "the devstack never imports the portal"),
+]
+
+
+def imported_modules(path: Path) -> list[tuple[int, list[str]]]:
+    """For each import statement in `path`: its line and the absolute names it may import
+    a module by (`from memory_ui.coreapi import client` may import memory_ui.coreapi or
+    memory_ui.coreapi.client)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, [alias.name]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0]
+                base = f"{parent}.{base}" if base else parent
+            found.append((node.lineno, [base, *(f"{base}.{a.name}" for a in node.names)]))
+    return found
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def violations(package: str, forbidden: tuple[str, ...]) -> list[str]:
+    own = package.replace("/", ".")
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for line, names in imported_modules(path):
+            bad = [
+                name
+                for name in names
+                if not _within(name, own) and any(_within(name, f) for f in forbidden)
+            ]
+            if bad:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {bad[0]}")
+    return found
+
+
+@pytest.mark.parametrize(("package", "forbidden", "why"), RULES, ids=[r[0] for r in RULES])
+def test_no_import_crosses_a_layer(package, forbidden, why):
+    assert violations(package, forbidden) == [], why
+
+
+def test_the_check_sees_forbidden_imports(tmp_path, monkeypatch):
+    """The walker itself: absolute, relative and from-imports of a module are all seen,
+    and a package's imports of itself are not violations."""
+    fake = tmp_path / "memory_ui" / "memory"
+    fake.mkdir(parents=True)
+    (fake / "bad.py").write_text(
+        "import django.http\n"
+        "from django.urls import reverse\n"
+        "from ..web import views\n"
+        "from memory_ui.coreapi import client\n"
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert violations("memory_ui/memory", RULES[1][1]) == [
+        "memory_ui/memory/bad.py:1 imports django.http",
+        "memory_ui/memory/bad.py:2 imports django.urls",
+        "memory_ui/memory/bad.py:3 imports memory_ui.web",
+    ]
+    assert violations("memory_ui/memory", ("memory_ui.coreapi.client",)) == [
+        "memory_ui/memory/bad.py:4 imports memory_ui.coreapi.client",
+    ]
+    assert violations("memory_ui/memory", ("memory_ui",)) == [
+        "memory_ui/memory/bad.py:3 imports memory_ui.web",
+        "memory_ui/memory/bad.py:4 imports memory_ui.coreapi",
+    ]
