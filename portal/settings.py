@@ -252,11 +252,11 @@ PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
 
 # Request bodies. A file bigger than any import the portal takes is skipped, not stored
-# (memory_ui.web.forms.CappedUploadHandler). Form fields may carry a whole document, which a
+# (memory_ui.web.upload_handler.CappedUploadHandler). Form fields may carry a whole document, which a
 # urlencoded post percent-encodes to up to 3 times its size, and the editor posts two (the
 # draft and the version it started from).
 FILE_UPLOAD_HANDLERS = [
-    "memory_ui.web.forms.CappedUploadHandler",
+    "memory_ui.web.upload_handler.CappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

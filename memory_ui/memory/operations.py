@@ -214,20 +214,30 @@ def memory_append(actor: Actor, target: Target, text: str, reason: str | None = 
     return result
 
 
-def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
+def _write(
+    actor: Actor, action: str, target: Target, send: Callable[[coreapi.CoreAPIClient], Memory]
+) -> Memory:
+    """One write (`send`), audited with the document before and after, failed or not."""
     target = _writable(target)
     try:
         before = memory_read(actor, target)
-        result = coreapi.get_client().import_memory(
-            actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
-        )
+        result = send(coreapi.get_client())
     except CoreAPIError as exc:
-        _audit(actor, Action.IMPORT, target, error=exc)
+        _audit(actor, action, target, error=exc)
         raise
-    _audit(
-        actor, Action.IMPORT, target, before=before.content_markdown, after=result.content_markdown
-    )
+    _audit(actor, action, target, before=before.content_markdown, after=result.content_markdown)
     return result
+
+
+def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
+    return _write(
+        actor,
+        Action.IMPORT,
+        target,
+        lambda client: client.import_memory(
+            actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
+        ),
+    )
 
 
 def memory_rewrite(
@@ -285,19 +295,14 @@ def memory_replace(
 
 
 def memory_clear(actor: Actor, target: Target) -> Memory:
-    target = _writable(target)
-    try:
-        before = memory_read(actor, target)
-        result = coreapi.get_client().clear_memory(
+    return _write(
+        actor,
+        Action.CLEAR,
+        target,
+        lambda client: client.clear_memory(
             actor.auth, target.scope, agent_object_id=target.agent_object_id
-        )
-    except CoreAPIError as exc:
-        _audit(actor, Action.CLEAR, target, error=exc)
-        raise
-    _audit(
-        actor, Action.CLEAR, target, before=before.content_markdown, after=result.content_markdown
+        ),
     )
-    return result
 
 
 def memory_clear_many(actor: Actor, targets: list[Target]) -> list[Loaded]:

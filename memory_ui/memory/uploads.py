@@ -5,7 +5,7 @@ bytes, CRLF and CR normalised to LF, and nothing empty. Every refusal is an `Upl
 with a message for the form, never an exception that would end as a 500.
 
 Pure checks on bytes and text: what arrives over HTTP is capped by
-`memory_ui.web.forms.CappedUploadHandler` before it gets here.
+`memory_ui.web.upload_handler.CappedUploadHandler` before it gets here.
 """
 
 from __future__ import annotations

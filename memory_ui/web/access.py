@@ -14,14 +14,16 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memory_ui import auth
-from memory_ui.coreapi import Agent, CallerAuth, UserIdentity
+from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.identity import Identity
 from memory_ui.memory.operations import Actor, agents_list
 from memory_ui.memory.targets import Target
+from memory_ui.web.forms import TargetForm
 
 View = Callable[..., HttpResponse]
 
@@ -78,6 +80,27 @@ def target_for(request: HttpRequest, scope: str, agent_name: str | None) -> Targ
     if scope in ("agent", "combined") and agent_name:
         return Target(scope, agent_by_name(request, agent_name))
     raise Http404("Unknown memory scope.")
+
+
+def form_target(request: HttpRequest, form: TargetForm) -> Target | CoreAPIError:
+    """The memory the form names; the CoreAPIError when the user's agents could not be
+    listed. A forged scope is a 400; an agent that isn't the user's a 404."""
+    if not form.names_a_memory:
+        raise BadRequest("Unknown memory scope.")
+    data = form.cleaned_data
+    try:
+        return target_for(request, data["scope"], data["agent"] or None)
+    except CoreAPIError as exc:
+        return exc
+
+
+def as_named(form: TargetForm) -> Target:
+    """When the user's agents can't be listed: the memory as the form named it, only to
+    show the form again as it was posted (its agent has no object id: no CoreAPI call)."""
+    name = form.cleaned_data["agent"]
+    if form.cleaned_data["scope"] == "agent" and name:
+        return Target("agent", Agent(name=name, object_id="", display_name=name))
+    return Target("user")
 
 
 def support_required(view: View) -> View:

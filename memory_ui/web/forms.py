@@ -14,7 +14,6 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest
 
 from memory_ui.audit import Action
@@ -29,6 +28,7 @@ from memory_ui.web.confirm import (
     PhraseConfirmation,
     UPNConfirmation,
 )
+from memory_ui.web.upload_handler import was_oversized
 
 # A whole document, as large as an import may be (so whatever was imported can be edited);
 # notes are short by nature.
@@ -214,35 +214,6 @@ class DownloadForm(forms.Form):
     """The one-off token a page sends with a download, to learn when it began."""
 
     download_token = forms.RegexField(regex=r"^[A-Za-z0-9]{8,64}$", required=False)
-
-
-class CappedUploadHandler(FileUploadHandler):
-    """First in FILE_UPLOAD_HANDLERS: a file bigger than anything the portal accepts (an
-    "Export everything" zip) is skipped rather than written to memory or disk, and its
-    field name remembered, so the form can say "too large" rather than "no file"."""
-
-    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes | None:
-        if start + len(raw_data) > upload_cap():
-            if self.request is not None:
-                oversized = getattr(self.request, _OVERSIZED, set())
-                oversized.add(self.field_name)
-                setattr(self.request, _OVERSIZED, oversized)
-            raise SkipFile
-        return raw_data
-
-    def file_complete(self, file_size: int) -> None:
-        return None  # the next handler builds the file
-
-
-_OVERSIZED = "_memory_portal_oversized_uploads"
-
-
-def upload_cap() -> int:
-    return uploads.ARCHIVE_FACTOR * uploads.max_bytes()
-
-
-def was_oversized(request: HttpRequest, field_name: str) -> bool:
-    return field_name in getattr(request, _OVERSIZED, set())
 
 
 class RefusableForm(forms.Form):

@@ -3,7 +3,7 @@
 
 from django.urls import path
 
-from memory_ui.web.views import activity, changes, pages, restore, signin, support, transfer
+from memory_ui.web.views import activity, changes, edit, pages, restore, signin, support, transfer
 
 agent = "memory/agents/<slug:agent_name>"
 
@@ -22,8 +22,8 @@ urlpatterns = [
     path(agent, pages.agent_memory, name="memory_agent"),
     path(f"{agent}/combined", pages.agent_combined, name="memory_combined"),
     # changing
-    path("memory/edit", changes.edit, name="memory_edit"),
-    path("memory/edit/preview", changes.edit_preview, name="memory_edit_preview"),
+    path("memory/edit", edit.edit, name="memory_edit"),
+    path("memory/edit/preview", edit.edit_preview, name="memory_edit_preview"),
     path("memory/append", changes.append, name="memory_append"),
     path("memory/clear", changes.clear, name="memory_clear"),
     path("memory/clear-everything", changes.clear_everything, name="memory_clear_everything"),

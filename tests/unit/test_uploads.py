@@ -15,7 +15,7 @@ from memory_ui.memory.uploads import (
     validate_paste,
     validate_upload,
 )
-from memory_ui.web.forms import CappedUploadHandler, was_oversized
+from memory_ui.web.upload_handler import CappedUploadHandler, was_oversized
 
 LIMIT = 1024
 

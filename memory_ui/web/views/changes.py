@@ -23,30 +23,26 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import Agent, CoreAPIError, Memory
-from memory_ui.memory.diffs import diff_lines, merge_changes
-from memory_ui.memory.documents import content_hash, parse_document, remove_entry, remove_lines
+from memory_ui.coreapi import CoreAPIError, Memory
+from memory_ui.memory.documents import parse_document, remove_entry, remove_lines
 from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
     NothingToChange,
-    Version,
     memory_append,
     memory_clear,
     memory_clear_many,
     memory_load,
-    memory_read,
     memory_replace,
     memory_rewrite,
 )
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms, stores
-from memory_ui.web.access import target_for, user_actor, user_agents
+from memory_ui.web.access import as_named, form_target, user_actor, user_agents
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     into_change_panel,
     no_swap,
-    redirect_to,
     render_fragment,
     render_page,
     trigger,
@@ -55,27 +51,6 @@ from memory_ui.web.links import target_url
 from memory_ui.web.views.pages import memory_context, memory_page
 
 # --- which memory ----------------------------------------------------------------------
-
-
-def _resolve(request: HtmxHttpRequest, form: forms.TargetForm) -> Target | CoreAPIError:
-    """The memory the form names; the CoreAPIError when the user's agents could not be
-    listed. A forged scope is a 400; an agent that isn't the user's a 404."""
-    if not form.names_a_memory:
-        raise BadRequest("Unknown memory scope.")
-    data = form.cleaned_data
-    try:
-        return target_for(request, data["scope"], data["agent"] or None)
-    except CoreAPIError as exc:
-        return exc
-
-
-def _as_named(form: forms.TargetForm) -> Target:
-    """When the user's agents can't be listed: the memory as the form named it, only to
-    show the form again as it was posted (its agent has no object id: no CoreAPI call)."""
-    name = form.cleaned_data["agent"]
-    if form.cleaned_data["scope"] == "agent" and name:
-        return Target("agent", Agent(name=name, object_id="", display_name=name))
-    return Target("user")
 
 
 def _agents_unavailable(
@@ -150,7 +125,7 @@ def _delete(
     what: str,
     **shown: Any,
 ) -> HttpResponse:
-    target = _resolve(request, form)
+    target = form_target(request, form)
     if isinstance(target, CoreAPIError):
         return _agents_unavailable(request, form, target)
     if form.errors:
@@ -231,7 +206,7 @@ def delete_list_item(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 def undo(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.UndoForm(request.POST)
-    target = _resolve(request, form)
+    target = form_target(request, form)
     if isinstance(target, CoreAPIError):
         return _agents_unavailable(request, form, target)
     token = form.cleaned_data.get("token", "")
@@ -265,122 +240,6 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
     return redirect(target_url(target))
 
 
-# --- edit --------------------------------------------------------------------------------
-
-
-def _render_edit(
-    request: HtmxHttpRequest, target: Target, *, status: int = 200, **context: Any
-) -> HttpResponse:
-    context.setdefault("preview", context.get("draft", ""))
-    return render_page(
-        request, "memory_ui/edit.html", "editor", {"target": target, **context}, status=status
-    )
-
-
-@require_http_methods(["GET", "POST"])
-@login_required
-def edit(request: HtmxHttpRequest) -> HttpResponse:
-    if request.method == "GET":
-        return _edit_start(request)
-    form = forms.EditForm(request.POST)
-    target = _resolve(request, form)
-    # Whatever happens below, what the user typed goes back to them as they typed it.
-    typed = form.typed()
-    if isinstance(target, CoreAPIError):
-        return _render_edit(
-            request,
-            _as_named(form),
-            status=target.portal_status,
-            error=f"Nothing was saved. {target.message}",
-            **typed,
-        )
-    if form.errors:
-        error = f"Nothing was saved. {forms.first_error(form)}"
-        return _render_edit(request, target, status=400, error=error, form=form, **typed)
-    if form.cleaned_data["action"] == "preview":
-        return _render_edit(request, target, **typed)
-    if form.cleaned_data["action"] == "reapply":
-        return _edit_reapply(request, target, form, typed)
-    return _edit_save(request, target, form, typed)
-
-
-def _edit_save(
-    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
-) -> HttpResponse:
-    data = form.cleaned_data
-    started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
-    try:
-        memory_replace(user_actor(request), target, data["content"], started_from=started_from)
-    except MemoryChanged as exc:
-        typed = {**typed, "current_version": Version.of(exc.current).token()}
-        diff = diff_lines(exc.current.content_markdown, data["content"])
-        return _render_edit(request, target, status=409, conflict=True, diff=diff, **typed)
-    except CoreAPIError as exc:
-        error = f"Nothing was saved. {exc.message}"
-        return _render_edit(request, target, status=exc.portal_status, error=error, **typed)
-    if data["content"].strip():
-        messages.success(request, f"Saved {target.name}.")
-    else:
-        messages.success(request, f"Saved: {target.name} is now empty.")
-    return redirect_to(request, target_url(target))
-
-
-def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.TargetForm(request.GET)
-    target = _resolve(request, form)
-    if isinstance(target, CoreAPIError):
-        return _render_edit(
-            request, _as_named(form), status=target.portal_status, load_error=target
-        )
-    try:
-        memory = memory_read(user_actor(request), target)
-    except CoreAPIError as exc:
-        return _render_edit(request, target, status=exc.portal_status, load_error=exc)
-    text = memory.content_markdown
-    return _render_edit(request, target, draft=text, base=text, version=Version.of(memory).token())
-
-
-def _edit_reapply(
-    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
-) -> HttpResponse:
-    """Start again from what is stored now, with the user's changes applied to it when
-    they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
-    try:
-        current = memory_read(user_actor(request), target)
-    except CoreAPIError as exc:
-        return _render_edit(request, target, status=exc.portal_status, error=exc.message, **typed)
-    data = form.cleaned_data
-    draft, base, theirs = data["content"], data["base"], current.content_markdown
-    merged = None
-    if content_hash(base) == data["version"].sha256:
-        merged = merge_changes(base, theirs, draft)
-    if merged is not None:
-        notice = "Your changes were re-applied onto the new version. Check the result, then save."
-    else:
-        notice = (
-            "Your changes and the new version touch the same lines, so they could not be "
-            "combined automatically. Your draft is kept as it was: compare it with the saved "
-            "version below, reconcile the two, then save."
-        )
-    result = draft if merged is None else merged
-    version = Version.of(current).token()
-    diff = diff_lines(theirs, result)
-    return _render_edit(
-        request, target, notice=notice, draft=result, base=theirs, version=version, diff=diff
-    )
-
-
-@require_POST
-@login_required
-def edit_preview(request: HtmxHttpRequest) -> HttpResponse:
-    """The live preview: the draft rendered by the same sanitizer as the memory page."""
-    form = forms.PreviewForm(request.POST)
-    if not form.is_valid():
-        context = {"preview_error": forms.first_error(form)}
-        return render(request, "memory_ui/edit.html#preview", context, status=400)
-    return render(request, "memory_ui/edit.html#preview", {"preview": form.cleaned_data["content"]})
-
-
 # --- append ------------------------------------------------------------------------------
 
 
@@ -399,15 +258,15 @@ def _render_panel(
 def append(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         form = forms.TargetForm(request.GET)
-        target = _resolve(request, form)
+        target = form_target(request, form)
         if isinstance(target, CoreAPIError):
             return _agents_unavailable(request, form, target)
         return _render_panel(request, "memory_ui/append.html", target)
     form = forms.AppendForm(request.POST)
-    target = _resolve(request, form)
+    target = form_target(request, form)
     if isinstance(target, CoreAPIError):
         error = f"Nothing was added. {target.message}"
-        return _append_panel(request, _as_named(form), form, target.portal_status, error)
+        return _append_panel(request, as_named(form), form, target.portal_status, error)
     if form.errors:
         return _append_panel(request, target, form, 400)
     try:
@@ -460,7 +319,7 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
         form = forms.TargetForm(request.GET)
     else:
         form = forms.ClearForm(request.POST)
-    target = _resolve(request, form)
+    target = form_target(request, form)
     if isinstance(target, CoreAPIError):
         return _agents_unavailable(request, form, target)
     if request.method == "GET":

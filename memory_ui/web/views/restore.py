@@ -8,7 +8,9 @@ same page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -173,10 +175,6 @@ def import_archive(request: HtmxHttpRequest) -> HttpResponse:
     return redirect("import_archive_preview", token=token)
 
 
-def _staged(request: HtmxHttpRequest, token: str) -> StagedRestore | None:
-    return stores.staged_restore(signed_in(request).oid, token)
-
-
 def _expired(request: HtmxHttpRequest) -> HttpResponse:
     return _import_home(
         request,
@@ -186,21 +184,31 @@ def _expired(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
+def _with_staged(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The view gets the user's staged restore behind `token`, or the user is told it
+    expired (or is not theirs)."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest, token: str) -> HttpResponse:
+        staged = stores.staged_restore(signed_in(request).oid, token)
+        if staged is None:
+            return _expired(request)
+        return view(request, token, staged)
+
+    return wrapper
+
+
 @require_GET
 @login_required
-def preview(request: HtmxHttpRequest, token: str) -> HttpResponse:
-    staged = _staged(request, token)
-    if staged is None:
-        return _expired(request)
+@_with_staged
+def preview(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> HttpResponse:
     return _plan_page(request, token, staged)
 
 
 @require_POST
 @login_required
-def apply(request: HtmxHttpRequest, token: str) -> HttpResponse:
-    staged = _staged(request, token)
-    if staged is None:
-        return _expired(request)
+@_with_staged
+def apply(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> HttpResponse:
     try:
         targets = _targets(staged.archive, user_agents(request))
     except CoreAPIError as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
@@ -35,7 +37,7 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import stores
-from memory_ui.web.access import signed_in, support_actor, support_required
+from memory_ui.web.access import View, signed_in, support_actor, support_required
 from memory_ui.web.forms import LookupForm, OnBehalfForm, RevealForm, valid_upn
 
 
@@ -164,13 +166,29 @@ def _on_behalf(
     return actor, targets, data["scopes"]
 
 
+def _on_behalf_of(action: str) -> Callable[[View], View]:
+    """The view runs only for a checked request (`_on_behalf`), with its actor, the user's
+    memories and the chosen ones."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def wrapper(request: HttpRequest, upn: str) -> HttpResponse:
+            checked = _on_behalf(request, upn, action)
+            if isinstance(checked, HttpResponse):
+                return checked
+            return view(request, upn, *checked)
+
+        return wrapper
+
+    return decorate
+
+
 @require_POST
 @support_required
-def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _on_behalf(request, upn, "clear")
-    if isinstance(checked, HttpResponse):
-        return checked
-    actor, targets, keys = checked
+@_on_behalf_of("clear")
+def support_clear(
+    request: HttpRequest, upn: str, actor: Actor, targets: list[Target], keys: list[str]
+) -> HttpResponse:
     results = memory_clear_many(actor, [t for t in targets if t.key in keys])
     context = {
         "upn": upn,
@@ -187,11 +205,10 @@ def support_clear(request: HttpRequest, upn: str) -> HttpResponse:
 
 @require_POST
 @support_required
-def support_export(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _on_behalf(request, upn, "export")
-    if isinstance(checked, HttpResponse):
-        return checked
-    actor, targets, _ = checked
+@_on_behalf_of("export")
+def support_export(
+    request: HttpRequest, upn: str, actor: Actor, targets: list[Target], keys: list[str]
+) -> HttpResponse:
     try:
         stream = export_archive(actor, [t.agent for t in targets if t.agent], upn)
     except CoreAPIError as exc:

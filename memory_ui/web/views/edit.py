@@ -1,0 +1,134 @@
+"""Editing a whole memory as markdown: a live preview, a version check before saving,
+and after a conflict the choice to re-apply the draft onto the new version (a line
+three-way merge) or to overwrite deliberately."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.diffs import diff_lines, merge_changes
+from memory_ui.memory.documents import content_hash
+from memory_ui.memory.operations import MemoryChanged, Version, memory_read, memory_replace
+from memory_ui.memory.targets import Target
+from memory_ui.web import forms
+from memory_ui.web.access import as_named, form_target, user_actor
+from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
+from memory_ui.web.links import target_url
+
+
+def _render_edit(
+    request: HtmxHttpRequest, target: Target, *, status: int = 200, **context: Any
+) -> HttpResponse:
+    context.setdefault("preview", context.get("draft", ""))
+    return render_page(
+        request, "memory_ui/edit.html", "editor", {"target": target, **context}, status=status
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def edit(request: HtmxHttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return _edit_start(request)
+    form = forms.EditForm(request.POST)
+    target = form_target(request, form)
+    # Whatever happens below, what the user typed goes back to them as they typed it.
+    typed = form.typed()
+    if isinstance(target, CoreAPIError):
+        return _render_edit(
+            request,
+            as_named(form),
+            status=target.portal_status,
+            error=f"Nothing was saved. {target.message}",
+            **typed,
+        )
+    if form.errors:
+        error = f"Nothing was saved. {forms.first_error(form)}"
+        return _render_edit(request, target, status=400, error=error, form=form, **typed)
+    if form.cleaned_data["action"] == "preview":
+        return _render_edit(request, target, **typed)
+    if form.cleaned_data["action"] == "reapply":
+        return _edit_reapply(request, target, form, typed)
+    return _edit_save(request, target, form, typed)
+
+
+def _edit_save(
+    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
+) -> HttpResponse:
+    data = form.cleaned_data
+    started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
+    try:
+        memory_replace(user_actor(request), target, data["content"], started_from=started_from)
+    except MemoryChanged as exc:
+        typed = {**typed, "current_version": Version.of(exc.current).token()}
+        diff = diff_lines(exc.current.content_markdown, data["content"])
+        return _render_edit(request, target, status=409, conflict=True, diff=diff, **typed)
+    except CoreAPIError as exc:
+        error = f"Nothing was saved. {exc.message}"
+        return _render_edit(request, target, status=exc.portal_status, error=error, **typed)
+    if data["content"].strip():
+        messages.success(request, f"Saved {target.name}.")
+    else:
+        messages.success(request, f"Saved: {target.name} is now empty.")
+    return redirect_to(request, target_url(target))
+
+
+def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
+    form = forms.TargetForm(request.GET)
+    target = form_target(request, form)
+    if isinstance(target, CoreAPIError):
+        return _render_edit(request, as_named(form), status=target.portal_status, load_error=target)
+    try:
+        memory = memory_read(user_actor(request), target)
+    except CoreAPIError as exc:
+        return _render_edit(request, target, status=exc.portal_status, load_error=exc)
+    text = memory.content_markdown
+    return _render_edit(request, target, draft=text, base=text, version=Version.of(memory).token())
+
+
+def _edit_reapply(
+    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
+) -> HttpResponse:
+    """Start again from what is stored now, with the user's changes applied to it when
+    they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
+    try:
+        current = memory_read(user_actor(request), target)
+    except CoreAPIError as exc:
+        return _render_edit(request, target, status=exc.portal_status, error=exc.message, **typed)
+    data = form.cleaned_data
+    draft, base, theirs = data["content"], data["base"], current.content_markdown
+    merged = None
+    if content_hash(base) == data["version"].sha256:
+        merged = merge_changes(base, theirs, draft)
+    if merged is not None:
+        notice = "Your changes were re-applied onto the new version. Check the result, then save."
+    else:
+        notice = (
+            "Your changes and the new version touch the same lines, so they could not be "
+            "combined automatically. Your draft is kept as it was: compare it with the saved "
+            "version below, reconcile the two, then save."
+        )
+    result = draft if merged is None else merged
+    version = Version.of(current).token()
+    diff = diff_lines(theirs, result)
+    return _render_edit(
+        request, target, notice=notice, draft=result, base=theirs, version=version, diff=diff
+    )
+
+
+@require_POST
+@login_required
+def edit_preview(request: HtmxHttpRequest) -> HttpResponse:
+    """The live preview: the draft rendered by the same sanitizer as the memory page."""
+    form = forms.PreviewForm(request.POST)
+    if not form.is_valid():
+        context = {"preview_error": forms.first_error(form)}
+        return render(request, "memory_ui/edit.html#preview", context, status=400)
+    return render(request, "memory_ui/edit.html#preview", {"preview": form.cleaned_data["content"]})
