@@ -155,7 +155,7 @@ def test_changes_to_the_same_line_of_a_long_document_conflict(theirs, yours) -> 
     assert _timed(merge_changes, _text(base), changed(theirs), changed(yours)) is None
 
 
-# --- diff.html -----------------------------------------------------------------------------
+# --- components/diff.html ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -168,7 +168,8 @@ def test_changes_to_the_same_line_of_a_long_document_conflict(theirs, yours) -> 
 )
 def test_the_diff_partial_says_which_it_is(diff, shown) -> None:
     html = render_to_string(
-        "memory_ui/diff.html#diff", {"diff": diff, "old_label": "old", "new_label": "new"}
+        "memory_ui/components/diff.html#diff",
+        {"diff": diff, "old_label": "old", "new_label": "new"},
     )
 
     assert shown in html

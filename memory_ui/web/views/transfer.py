@@ -45,7 +45,7 @@ from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_page
 from memory_ui.web.links import target_url
 
-DOWNLOAD_COOKIE = "download_ready"  # read by static/js/transfer.js to end "Preparing…"
+DOWNLOAD_COOKIE = "download_ready"  # read by static/js/portal.js to end "Preparing…"
 
 
 def _today() -> str:
