@@ -279,7 +279,16 @@ class ImportConfirmForm(CheckboxConfirmation, RefusableForm):
             "invalid_choice": "Choose whether to append or to replace.",
         },
     )
-    version = VersionField(required=False)
+    # A malformed version only matters for a replace, where clean() says so.
+    version = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # uploads.validate_paste checks the text, with messages that say more than Django's.
+        self.fields["text"].validators = []
+
+    def clean_version(self) -> Version | None:
+        return Version.parse(self.cleaned_data["version"])
 
     def clean_text(self) -> ImportText:
         try:

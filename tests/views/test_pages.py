@@ -1,0 +1,355 @@
+"""Sign-out, health, the dashboard, the cards, the memory pages and Activity."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.test import Client
+
+from tests.fake_coreapi import FakeCoreAPI
+from tests.views.helpers import (
+    HEADERS,
+    HTMX,
+    body,
+    each_failure,
+    fail,
+    is_page,
+    page_text,
+    refused,
+    starts_with,
+    varies_on_htmx,
+)
+
+AGENTS = {
+    "benefits-assistant": "Benefits Assistant",
+    "it-helpdesk": "IT Helpdesk",
+    "travel-planner": "Travel Planner",
+}
+
+# --- no sign-in needed ----------------------------------------------------------------------
+
+
+def test_healthz_answers_without_sign_in(client: Client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok"}
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_signed_out_page(client: Client, fake: FakeCoreAPI):
+    response = client.get("/auth/signed-out")
+    assert response.status_code == 200
+    assert is_page(response)
+    assert "You have signed out" in body(response)
+    assert 'href="/auth/login"' in body(response)
+
+
+def test_anonymous_users_are_sent_to_sign_in(client: Client, fake: FakeCoreAPI):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/auth/login?next=/"
+    htmx = client.get("/cards/user", headers={**HTMX, "HX-Current-URL": "http://testserver/"})
+    assert htmx["HX-Redirect"] == "/auth/login?next=%2F"  # the page, not the fragment
+    assert fake.calls == []
+
+
+def test_a_callback_without_a_started_sign_in_is_refused(client: Client, fake: FakeCoreAPI):
+    response = client.get("/auth/callback", {"code": "made-up", "state": "made-up"})
+    assert response.status_code == 400
+    assert "not for a sign-in started here" in body(response)
+
+
+# --- sign-out ---------------------------------------------------------------------------------
+
+
+def test_sign_out_ends_the_session_and_goes_to_the_idp(alice: Client, settings):
+    response = alice.post("/auth/logout")
+    assert response.status_code == 302
+    location = urlsplit(response["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == (
+        f"{settings.ENTRA_AUTHORITY.rstrip('/')}/oauth2/v2.0/logout"
+    )
+    assert parse_qs(location.query)["post_logout_redirect_uri"] == [
+        "http://testserver/auth/signed-out"
+    ]
+    assert "entra_identity" not in alice.session
+    assert alice.get("/").status_code == 302
+
+
+def test_sign_out_needs_post(alice: Client):
+    assert alice.get("/auth/logout").status_code == 405
+    assert alice.get("/").status_code == 200  # still signed in
+
+
+# --- dashboard ----------------------------------------------------------------------------------
+
+
+def test_dashboard_lists_the_users_agents(alice: Client, fake: FakeCoreAPI):
+    response = alice.get("/")
+    html = body(response)
+    assert response.status_code == 200
+    assert is_page(response) and varies_on_htmx(response)
+    assert "Alice Example" in html and "alice@contoso.com" in html
+    assert 'hx-get="/cards/user"' in html
+    for name, display in AGENTS.items():
+        assert f'hx-get="/cards/agents/{name}"' in html
+        assert display in html
+    assert 'href="/memory/clear-everything"' in html and 'href="/import"' in html
+    assert 'href="/support/"' not in html  # not support staff
+    assert [(c.method, c.user_identity) for c in fake.calls] == [("list_agents", False)]
+
+
+def test_dashboard_for_htmx_is_the_agents_fragment(alice: Client):
+    response = alice.get("/", headers=HTMX)
+    assert response.status_code == 200
+    assert not is_page(response)
+    assert starts_with(response, '<section id="agents"')
+    assert 'hx-get="/cards/agents/travel-planner"' in body(response)
+    assert varies_on_htmx(response)
+
+
+def test_dashboard_without_agents_says_so(alice: Client, fake: FakeCoreAPI):
+    fake.agents = []
+    response = alice.get("/")
+    assert response.status_code == 200
+    assert "You don't have access to any agents yet" in body(response)
+
+
+def test_support_staff_see_the_support_link(carol: Client):
+    assert 'href="/support/"' in body(carol.get("/"))
+
+
+def test_dashboard_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI, subtests):
+    for failure, mode in each_failure(["page", "htmx"]):
+        with subtests.test(failure.name, mode=mode):
+            fail(fake, "list_agents", failure)
+            response = alice.get("/", headers=HEADERS[mode])
+            assert response.status_code == failure.portal_status
+            assert f"We couldn't load your agents. {failure.message}" in page_text(response)
+            assert is_page(response) == (mode == "page")
+            assert varies_on_htmx(response)
+            if mode == "page":
+                assert 'hx-get="/cards/user"' in body(response)  # user memory still loads
+
+
+# --- cards ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "card_id", "entries"),
+    [
+        ("/cards/user", "card-user", 2),
+        ("/cards/agents/benefits-assistant", "card-agent-benefits-assistant", 1),
+        ("/cards/agents/it-helpdesk", "card-agent-it-helpdesk", 3),  # top-level list items
+        ("/cards/agents/travel-planner", "card-agent-travel-planner", 2),
+    ],
+)
+def test_cards_show_stats_not_content(alice: Client, url, card_id, entries):
+    for headers in HEADERS.values():  # a card is a fragment either way
+        response = alice.get(url, headers=headers)
+        html = body(response)
+        assert response.status_code == 200
+        assert not is_page(response)
+        assert starts_with(response, f'<article id="{card_id}"')
+        assert f"Entries</dt><dd>{entries}</dd>" in html
+        assert "PPO Plus" not in html and "aisle seats" not in html
+
+
+def test_an_agent_card_links_to_its_pages(alice: Client):
+    html = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert 'href="/memory/agents/travel-planner"' in html
+    assert 'href="/memory/agents/travel-planner/combined"' in html
+    assert "Travel Planner" in html
+
+
+def test_an_empty_card_has_an_empty_state(alice: Client, fake: FakeCoreAPI):
+    fake.put("")
+    response = alice.get("/cards/user", headers=HTMX)
+    assert response.status_code == 200
+    assert "Nothing remembered yet." in body(response)
+
+
+def test_user_card_when_coreapi_fails(alice: Client, fake: FakeCoreAPI, subtests):
+    for (failure,) in each_failure():
+        with subtests.test(failure.name):
+            fail(fake, "get_memory", failure)
+            response = alice.get("/cards/user", headers=HTMX)
+            html = body(response)
+            assert response.status_code == failure.portal_status
+            assert failure.message in page_text(response)
+            assert 'hx-get="/cards/user"' in html and "Retry</button>" in html
+            assert not is_page(response)
+
+
+def test_agent_card_when_coreapi_fails(alice: Client, fake: FakeCoreAPI, subtests):
+    for failure, method in each_failure(["list_agents", "get_memory"]):
+        with subtests.test(failure.name, method=method):
+            fail(fake, method, failure)
+            response = alice.get("/cards/agents/travel-planner", headers=HTMX)
+            html = body(response)
+            assert response.status_code == failure.portal_status
+            assert failure.message in page_text(response)
+            assert 'id="card-agent-travel-planner"' in html
+            assert 'hx-get="/cards/agents/travel-planner"' in html and "Retry</button>" in html
+
+
+def test_a_card_of_an_agent_that_is_not_the_users_is_404(alice: Client, fake: FakeCoreAPI):
+    response = alice.get("/cards/agents/no-such-agent", headers=HTMX)
+    assert refused(response, 404)
+    assert not fake.called("get_memory")
+
+
+# --- memory pages -----------------------------------------------------------------------------------
+
+MEMORY_PAGES = [
+    pytest.param(
+        "/memory/user",
+        ["What all agents remember about you", "Prefers concise answers", "operation op-2291"],
+        id="user",
+    ),
+    pytest.param(
+        "/memory/agents/benefits-assistant",
+        ["What Benefits Assistant remembers", "<strong>PPO Plus</strong>"],
+        id="agent",
+    ),
+    pytest.param(
+        "/memory/agents/travel-planner/combined",
+        ["What Travel Planner sees", "Prefers concise answers", "aisle seats"],
+        id="combined",
+    ),
+]
+MEMORY_URLS = [p.values[0] for p in MEMORY_PAGES]
+
+
+@pytest.mark.parametrize(("url", "shown"), MEMORY_PAGES)
+def test_memory_pages_render_the_memory(alice: Client, fake: FakeCoreAPI, url, shown):
+    response = alice.get(url)
+    html = body(response)
+    assert response.status_code == 200
+    assert is_page(response) and varies_on_htmx(response)
+    for text in shown:
+        assert text in html
+    assert "hx-disable" in html  # rendered memory is inert
+    assert all(not call.user_identity for call in fake.calls)
+
+    fragment = alice.get(url, headers=HTMX)
+    assert fragment.status_code == 200
+    assert not is_page(fragment)
+    assert starts_with(fragment, '<section id="memory-content"')
+    assert shown[-1] in body(fragment)
+    assert varies_on_htmx(fragment)
+
+
+def test_combined_memory_is_read_as_combined(alice: Client, fake: FakeCoreAPI):
+    alice.get("/memory/agents/travel-planner/combined")
+    (read,) = fake.called("get_memory")
+    assert read.scope == "combined"
+    assert read.agent_object_id == fake.object_id("travel-planner")
+
+
+@pytest.mark.parametrize("mode", HEADERS)
+def test_raw_markdown_view(alice: Client, mode):
+    response = alice.get(
+        "/memory/agents/benefits-assistant", {"view": "raw"}, headers=HEADERS[mode]
+    )
+    html = body(response)
+    assert response.status_code == 200
+    assert '<pre class="raw-markdown"' in html
+    assert "Enrolled in the **PPO Plus** health plan" in html
+    assert "## Added 2026-10-05T09:30:00Z — Enrolment question" in html
+    assert "<strong>PPO Plus</strong>" not in html
+    assert is_page(response) == (mode == "page")
+    assert varies_on_htmx(response)
+
+
+def test_empty_memory_has_an_empty_state(alice: Client, fake: FakeCoreAPI):
+    fake.put("")
+    response = alice.get("/memory/user")
+    assert response.status_code == 200
+    assert "No agent remembers anything about you yet." in body(response)
+
+
+def test_memory_pages_offer_changes_and_downloads(alice: Client):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in html
+    assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in html
+    assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in html
+    assert html.count('action="/memory/entries/delete"') == 2
+    assert 'href="/memory/agents/travel-planner/export"' in html
+    combined = body(alice.get("/memory/agents/travel-planner/combined"))
+    assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined
+    assert 'href="/memory/agents/travel-planner/combined/export"' in combined
+
+
+@pytest.mark.parametrize(
+    "url", ["/memory/agents/no-such-agent", "/memory/agents/no-such-agent/combined"]
+)
+def test_agents_that_are_not_the_users_are_404(alice: Client, fake: FakeCoreAPI, url):
+    response = alice.get(url)
+    assert refused(response, 404)
+    assert not fake.called("get_memory")
+
+
+def test_memory_pages_when_the_read_fails(alice: Client, fake: FakeCoreAPI, subtests):
+    for failure, url, mode in each_failure(MEMORY_URLS, ["page", "htmx"]):
+        with subtests.test(failure.name, url=url, mode=mode):
+            fail(fake, "get_memory", failure)
+            response = alice.get(url, headers=HEADERS[mode])
+            html = body(response)
+            assert response.status_code == failure.portal_status
+            assert failure.message in page_text(response)
+            assert is_page(response) == (mode == "page")
+            assert varies_on_htmx(response)
+            if failure.portal_status == 401:
+                assert "Sign in again</a>" in html
+            else:
+                assert "Try again</a>" in html
+
+
+def test_agent_pages_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI, subtests):
+    for failure, url in each_failure(MEMORY_URLS[1:]):
+        with subtests.test(failure.name, url=url):
+            fail(fake, "list_agents", failure)
+            response = alice.get(url)
+            assert response.status_code == failure.portal_status
+            assert failure.message in page_text(response)
+            assert is_page(response)
+            assert not fake.called("get_memory")
+
+
+# --- activity -----------------------------------------------------------------------------------------
+
+
+def test_activity_starts_empty(alice: Client):
+    response = alice.get("/activity")
+    assert response.status_code == 200
+    assert is_page(response)
+    assert "Nothing recorded yet." in body(response)
+
+
+def test_activity_shows_my_changes_and_supports(alice: Client, carol: Client):
+    added = alice.post(
+        "/memory/append", {"scope": "user", "content": "- A note.", "reason": "Mine"}
+    )
+    assert added.status_code == 302
+    carol.post("/support/", {"upn": "alice@contoso.com"}, follow=True)
+
+    response = alice.get("/activity")
+    text = page_text(response)
+    assert response.status_code == 200
+    assert "Added a note" in text and "Shared memory" in text and "You" in text
+    assert "Looked up" in text and "Support: carol@contoso.com" in text
+
+
+def test_activity_can_hide_the_support_staff_member(alice: Client, carol: Client, settings):
+    carol.post("/support/", {"upn": "alice@contoso.com"}, follow=True)
+    settings.PORTAL_SHOW_SUPPORT_ACTOR = False
+    text = page_text(alice.get("/activity"))
+    assert "Support staff" in text
+    assert "carol@contoso.com" not in text
+
+
+def test_activity_shows_only_my_own_memory(bob: Client, carol: Client):
+    carol.post("/support/", {"upn": "alice@contoso.com"}, follow=True)
+    assert "Nothing recorded yet." in body(bob.get("/activity"))
