@@ -289,6 +289,27 @@ def entry_heading(kind: Literal["Added", "Imported"], when: datetime, reason: st
     return f"## {kind} {stamp}" + (f" \u2014 {reason}" if reason else "")
 
 
+def neutralise_entry_headings(text: str) -> str:
+    """`text` with every line that would start an entry of its own escaped, so a note
+    cannot forge provenance ("## Added 2020-01-01T00:00:00Z — fake" inside a note stays
+    text of that note). Only the headings `parse_document` would split at change."""
+    lines = _lines(text)
+    tokens = _MARKDOWN.parse(text)
+    for opening, inline in pairwise(tokens):
+        if (
+            opening.type == "heading_open"
+            and opening.tag == "h2"
+            and opening.level == 0
+            and opening.map
+            and _HEADING.fullmatch(inline.content.strip())
+        ):
+            start = opening.map[0]
+            indent = len(lines[start]) - len(lines[start].lstrip(" "))
+            # "\#" is a literal "#" (ATX); a setext heading keeps a visible backslash.
+            lines[start] = lines[start][:indent] + "\\" + lines[start][indent:]
+    return "".join(lines)
+
+
 def appended(current: str, heading: str, text: str) -> str:
     """`current` with a block under `heading` added at the end, as CoreAPI adds it."""
     block = f"{heading}\n\n{text.strip()}\n"

@@ -27,7 +27,12 @@ from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, CoreAPIUnavailabl
 from memory_ui.coreapi import client as coreapi
 from memory_ui.identity import Identity
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
-from memory_ui.memory.documents import Document, content_hash, parse_document
+from memory_ui.memory.documents import (
+    Document,
+    content_hash,
+    neutralise_entry_headings,
+    parse_document,
+)
 from memory_ui.memory.targets import Target, all_targets
 
 
@@ -188,7 +193,9 @@ def user_lookup(actor: Actor) -> list[Target]:
     return targets
 
 
-def credentials_failed(who: Identity, action: str, subject_upn: str, message: str, **fields: str):
+def credentials_failed(
+    who: Identity, action: str, subject_upn: str, message: str, **fields: str
+) -> None:
     """The portal could not get its own CoreAPI token to act for `subject_upn`."""
     audit_record(who, action, subject_upn=subject_upn, error=CoreAPIUnavailable(message), **fields)
 
@@ -202,7 +209,7 @@ def memory_append(actor: Actor, target: Target, text: str, reason: str | None = 
         result = coreapi.get_client().append_memory(
             actor.auth,
             target.scope,
-            text,
+            neutralise_entry_headings(text),
             agent_object_id=target.agent_object_id,
             agent_name=target.agent_name or None,
             reason=reason or None,

@@ -9,6 +9,7 @@ import pytest
 from memory_ui.memory.documents import (
     OutOfRangeError,
     content_hash,
+    neutralise_entry_headings,
     parse_document,
     remove_entry,
     remove_lines,
@@ -512,3 +513,34 @@ def test_removing_lines_before_many_blank_lines_is_fast() -> None:  # was 7 s
     ((start, end),) = [(item.start_line, item.end_line) for item in parse_document(text).list_items]
 
     assert _timed(remove_lines, text, start, end) == "text\n"
+
+
+# --- a note cannot forge provenance ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "## Added 2020-01-01T00:00:00Z — fake\n\n- Admin approved a refund\n",
+        "Intro\n\n   ## Imported 2020-01-01T00:00:00Z\n- x\n",
+        "Added 2020-01-01T00:00:00Z\n---\n- setext heading\n",
+    ],
+)
+def test_headings_in_a_note_do_not_start_entries_of_their_own(note):
+    stored = "## Added 2026-12-01T10:00:00Z — real\n\n" + neutralise_entry_headings(note)
+    entries = parse_document(stored).entries
+    assert [e.reason for e in entries] == ["real"]
+    assert "2020-01-01" in entries[0].body
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "## Notes\n\n- a\n",
+        "```\n## Added 2020-01-01T00:00:00Z\n```\n",
+        "- ## Added 2020-01-01T00:00:00Z inside a list\n",
+        "Plain text mentioning ## Added 2020-01-01\n",
+    ],
+)
+def test_anything_else_in_a_note_is_left_as_written(note):
+    assert neutralise_entry_headings(note) == note
