@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.identity import Identity
+from memory_ui.memory.documents import without_bidi_controls
 from memory_ui.models import AuditEvent
 
 logger = logging.getLogger(__name__)
@@ -56,8 +57,8 @@ def audit_record(
         scope=scope,
         agent_name=agent.name if agent else "",
         agent_object_id=agent.object_id if agent else "",
-        reason=reason[:500],
-        ticket=ticket[:100],
+        reason=without_bidi_controls(reason)[:500],
+        ticket=without_bidi_controls(ticket)[:100],
         outcome=AuditEvent.Outcome.ERROR if error else AuditEvent.Outcome.OK,
         error_status=error.status if error else None,
         error_message=error.message[:300] if error else "",

@@ -180,6 +180,16 @@ def _is_blank(line: str) -> bool:
     return not line.strip()
 
 
+# Bidirectional controls (embeddings, overrides, isolates, marks) reorder the text around
+# them: in a one-line reason they can make "approved" read as something else.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_bidi_controls(text: str) -> str:
+    """One line of text people or agents wrote, as it is stored, without reordering."""
+    return _BIDI_CONTROLS.sub("", text)
+
+
 def _parse_timestamp(raw: str) -> datetime | None:
     try:
         value = datetime.fromisoformat(raw)
@@ -195,7 +205,7 @@ def _entry(
     index: int, lines: list[str], start: int, end: int, heading_end: int, match: re.Match[str]
 ) -> Entry:
     stamp, *rest = _REASON_SEPARATOR.split(match["rest"], maxsplit=1)
-    reason = rest[0].strip() if rest else ""
+    reason = without_bidi_controls(rest[0]).strip() if rest else ""
     body_start = heading_end
     while body_start < end and _is_blank(lines[body_start]):
         body_start += 1

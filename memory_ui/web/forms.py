@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from memory_ui.audit import Action
 from memory_ui.memory import uploads
 from memory_ui.memory.archive import ArchiveLimits, ParsedArchive, read_archive
+from memory_ui.memory.documents import without_bidi_controls
 from memory_ui.memory.operations import Version
 from memory_ui.memory.targets import valid_agent_name
 from memory_ui.memory.uploads import ImportText, UploadRefused
@@ -170,7 +171,7 @@ class AppendForm(TargetForm):
 
     def clean_reason(self) -> str:
         # The reason goes into the note's one-line heading.
-        return " ".join(self.cleaned_data["reason"].split())
+        return " ".join(without_bidi_controls(self.cleaned_data["reason"]).split())
 
     def typed(self) -> dict[str, str]:
         return {"content": self.data.get("content", ""), "reason": self.data.get("reason", "")}

@@ -544,3 +544,8 @@ def test_headings_in_a_note_do_not_start_entries_of_their_own(note):
 )
 def test_anything_else_in_a_note_is_left_as_written(note):
     assert neutralise_entry_headings(note) == note
+
+
+def test_bidi_controls_are_dropped_from_entry_reasons():
+    text = "## Added 2026-12-01T10:00:00Z — \u202edevorppa\u202c by \u2066IT\u2069\n\n- x\n"
+    assert parse_document(text).entries[0].reason == "devorppa by IT"

@@ -117,3 +117,11 @@ def test_nothing_changed_on_one_side():
     yours = BASE + "- mine\n"
     assert merge_changes(BASE, BASE, yours) == yours
     assert merge_changes(BASE, yours, BASE) == yours
+
+
+def test_bidi_controls_are_dropped_from_a_note_reason():
+    form = _form(
+        AppendForm, {**USER, "content": "- x", "reason": "ok \u202edeifirev\u202c \u2067x\u2069"}
+    )
+    assert form.is_valid()
+    assert form.cleaned_data["reason"] == "ok deifirev x"
