@@ -1,9 +1,19 @@
+"""What every page's template may use: who is signed in, and a form kept while they
+signed in again."""
+
 from typing import Any
 
 from django.http import HttpRequest
 
 from memory_ui.auth import current_identity
+from memory_ui.web import stores
 
 
 def portal(request: HttpRequest) -> dict[str, Any]:
-    return {"identity": current_identity(request) if hasattr(request, "session") else None}
+    if not hasattr(request, "session"):
+        return {"identity": None}
+    identity = current_identity(request)
+    pending = None
+    if identity and request.method == "GET" and not getattr(request, "htmx", False):
+        pending = stores.pending_form_take(request.session, request.path)
+    return {"identity": identity, "pending_form": pending}

@@ -26,6 +26,7 @@ from django_htmx.http import (
 from django_htmx.middleware import HtmxDetails
 
 from memory_ui.auth import SignInRequired
+from memory_ui.web import stores
 
 Handler = Callable[[HttpRequest], HttpResponse]
 
@@ -91,17 +92,44 @@ def trigger(response: HttpResponseBase, event: str, detail: dict[str, Any]) -> H
 # --- middleware --------------------------------------------------------------------------
 
 
-def _current_page(request: HttpRequest) -> str:
-    """For htmx requests the page the user is on (not the fragment URL) is where to return."""
-    current = request.headers.get("HX-Current-URL", "")
-    parts = urlsplit(current)
-    if current and parts.netloc == request.get_host():
+def _same_site_page(request: HttpRequest, url: str) -> str | None:
+    parts = urlsplit(url)
+    if url and parts.netloc == request.get_host() and parts.path.startswith("/"):
         return parts.path + (f"?{parts.query}" if parts.query else "")
+    return None
+
+
+def _current_page(request: HttpRequest) -> str:
+    """The page the user is on: for htmx requests not the fragment URL, and for a form
+    post not its POST-only URL, but the page the form came from."""
+    current = _same_site_page(request, request.headers.get("HX-Current-URL", ""))
+    if current:
+        return current
+    if request.method == "POST":
+        return _same_site_page(request, request.headers.get("Referer", "")) or "/"
     return request.get_full_path()
 
 
 def _login_url(request: HttpRequest) -> str:
     return f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': _current_page(request)})}"
+
+
+def _keep_posted_form(request: HttpRequest) -> None:
+    """A post whose sign-in expired: what was typed waits for the person's return to the
+    page the form came from (see `memory_ui.web.context_processors`)."""
+    if request.method != "POST" or not hasattr(request, "session"):
+        return
+    fields = [
+        (name, value)
+        for name, values in request.POST.lists()
+        if name not in stores.NOT_KEPT
+        for value in values
+    ]
+    pending = stores.PendingForm(
+        request.path, _current_page(request), fields, had_files=bool(request.FILES)
+    )
+    if stores.pending_form_keep(request.session, pending):
+        messages.warning(request, "Your sign-in had expired. Nothing was sent; it is kept below.")
 
 
 def htmx_redirects(get_response: Handler) -> Handler:
@@ -122,6 +150,7 @@ def htmx_redirects(get_response: Handler) -> Handler:
     def process_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, SignInRequired):
             return None
+        _keep_posted_form(request)
         if getattr(request, "htmx", False):
             return HttpResponseClientRedirect(_login_url(request))
         return redirect(_login_url(request))

@@ -17,11 +17,13 @@ from django.urls import reverse
 
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
+from memory_ui import auth
 from memory_ui.coreapi import CallerAuth, agent_object_id
 from memory_ui.coreapi import client as coreapi_client
 from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.memory.documents import parse_document, remove_entry
 from memory_ui.models import AuditEvent
+from tests.integration.conftest import sign_in
 from tests.pages import Form, forms
 
 pytestmark = pytest.mark.django_db
@@ -692,3 +694,51 @@ def test_memory_page_offers_changes_but_not_on_the_combined_view(alice: Client):
     assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined
     dashboard = alice.get("/").content.decode()
     assert 'href="/memory/clear-everything"' in dashboard
+
+
+# --- sign-in expired while a form was being sent ---------------------------------------
+
+
+def _expire_sign_in(client: Client) -> None:
+    """The refresh token is gone (expired, or the IdP is down with an expired access token):
+    msal can't get a token silently, so the portal must send the person to sign in."""
+    session = client.session
+    del session[auth.SESSION_CACHE]
+    session.save()
+
+
+def test_a_note_sent_after_sign_in_expired_is_kept_and_sent_again(alice: Client, agent: Agent, pki):
+    before = agent.text()
+    _expire_sign_in(alice)
+    note = {"scope": "user", "content": "- Prefers tea\r\n- No sugar", "reason": "Said so"}
+    sent = alice.post("/memory/append", note, HTTP_REFERER="http://testserver/memory/user")
+    # Back to the page the form came from, never to the POST-only URL.
+    assert sent.status_code == 302 and sent["Location"] == "/auth/login?next=%2Fmemory%2Fuser"
+    assert agent.text() == before
+
+    sign_in(alice, "alice@contoso.com", str(pki.ca_cert), next_url="/memory/user")
+    page = alice.get("/memory/user").content.decode()
+    assert "Your sign-in had expired, so this was not sent" in page
+    assert "- Prefers tea\r\n- No sugar</textarea>" in page  # as the browser sent it
+    kept = next(f for f in forms(page) if f.action == "/memory/append")
+    assert kept.fields["scope"] == "user"
+    assert ">\nSaid so</textarea>" in page
+    # The browser sends the hidden fields and the two textareas as they are.
+    typed = {"content": "- Prefers tea\r\n- No sugar", "reason": "Said so"}
+    again = alice.post("/memory/append", {**kept.fields, **typed})
+    assert again.status_code == 302
+    assert agent.text().endswith("— Said so\n\n- Prefers tea\n- No sugar\n")
+    # Shown once: the next visit is the plain page.
+    assert "this was not sent" not in alice.get("/memory/user").content.decode()
+
+
+def test_an_htmx_post_after_sign_in_expired_returns_to_its_page(alice: Client):
+    _expire_sign_in(alice)
+    sent = alice.post(
+        "/memory/append",
+        {"scope": "user", "content": "- x"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/memory/agents/it-helpdesk",
+    )
+    assert sent["HX-Redirect"] == "/auth/login?next=%2Fmemory%2Fagents%2Fit-helpdesk"
+    assert alice.session["pending_form"]["origin"] == "/memory/agents/it-helpdesk"
