@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import textwrap
 import weakref
 
@@ -34,3 +35,10 @@ def dedent(text: str) -> str:
     """A nested list item's source without its indentation, so it renders as a list item
     rather than as indented code."""
     return textwrap.dedent(text)
+
+
+@register.simple_tag
+def submission_token() -> str:
+    """A fresh key for one rendering of a form that adds to memory: the same form sent
+    twice (a double click, a reload) adds once (`stores.submission_claim`)."""
+    return secrets.token_urlsafe(16)

@@ -159,7 +159,13 @@ class PreviewForm(forms.Form):
     content = MarkdownField(required=False, max_bytes=MAX_DOCUMENT_BYTES)
 
 
-class AppendForm(TargetForm):
+class SubmissionMixin(forms.Form):
+    """The key of one rendering of a form that adds to memory (`stores.submission_claim`)."""
+
+    submission = forms.RegexField(regex=r"^[A-Za-z0-9_-]{16,64}$", required=False)
+
+
+class AppendForm(SubmissionMixin, TargetForm):
     content = MarkdownField(max_bytes=MAX_NOTE_BYTES, label="Note")
     reason = forms.CharField(required=False, max_length=MAX_REASON_CHARS, label="Why")
 
@@ -263,7 +269,7 @@ class ImportUploadForm(RefusableForm):
         raise UploadRefused("Choose a markdown file or paste some markdown to import.")
 
 
-class ImportConfirmForm(CheckboxConfirmation, RefusableForm):
+class ImportConfirmForm(CheckboxConfirmation, SubmissionMixin, RefusableForm):
     """The previewed text comes back from the browser and is checked again, like any upload."""
 
     CONFIRM_FIELD = "confirm_replace"

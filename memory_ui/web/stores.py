@@ -219,3 +219,20 @@ def pending_form_take(session: SessionBase, path: str) -> PendingForm | None:
     del session[PENDING_FORM]
     fields = [(name, value) for name, value in raw["fields"]]
     return PendingForm(raw["action"], raw["origin"], fields, raw["had_files"])
+
+
+# --- One addition per rendered form: a form that adds to memory carries a key, and the
+# first request that claims it is the only one that adds (cache.add is atomic in the
+# database and Redis caches, so two requests sent at once cannot both claim it).
+
+SUBMISSION_SECONDS = 24 * 3600
+SUBMISSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def submission_claim(owner_oid: str, token: str) -> bool:
+    """True the first time `token` is claimed (or when the form carried none)."""
+    if not token:
+        return True
+    if not SUBMISSION_TOKEN.fullmatch(token):
+        return False
+    return cache.add(f"submission:{owner_oid}:{token}", 1, SUBMISSION_SECONDS)

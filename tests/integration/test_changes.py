@@ -742,3 +742,24 @@ def test_an_htmx_post_after_sign_in_expired_returns_to_its_page(alice: Client):
     )
     assert sent["HX-Redirect"] == "/auth/login?next=%2Fmemory%2Fagents%2Fit-helpdesk"
     assert alice.session["pending_form"]["origin"] == "/memory/agents/it-helpdesk"
+
+
+def test_a_note_sent_twice_without_javascript_is_added_once(alice: Client, agent: Agent):
+    before = agent.text()
+    page = alice.get("/memory/append", {"scope": "user"}).content.decode()
+    form = next(f for f in forms(page) if f.action == "/memory/append")
+    assert len(form.fields["submission"]) >= 16
+    note = {**form.fields, "content": "- Likes rain", "reason": "Twice"}
+    first, second = alice.post(form.action, note), alice.post(form.action, note)
+    assert first.status_code == second.status_code == 302
+    assert agent.text().count("- Likes rain") == 1
+    assert agent.text().startswith(before.rstrip())
+    assert (
+        "That note was sent twice; it was added once." in alice.get("/memory/user").content.decode()
+    )
+    # A new rendering of the form is a new note.
+    page = alice.get("/memory/append", {"scope": "user"}).content.decode()
+    again = next(f for f in forms(page) if f.action == "/memory/append")
+    assert again.fields["submission"] != form.fields["submission"]
+    alice.post(again.action, {**again.fields, "content": "- Likes rain"})
+    assert agent.text().count("- Likes rain") == 2

@@ -103,11 +103,13 @@ def hidden_import(response) -> dict[str, str]:
     text = re.search(r'<textarea name="text" hidden>\n(.*?)</textarea>', body, re.DOTALL)
     version = re.search(r'name="version" value="([^"]*)"', body)
     source = re.search(r'name="source" value="([^"]*)"', body)
-    assert text and version and source, body[:2000]
+    submission = re.search(r'name="submission" value="([^"]*)"', body)
+    assert text and version and source and submission, body[:2000]
     return {
         "text": html.unescape(text[1]),
         "version": html.unescape(version[1]),
         "source": html.unescape(source[1]),
+        "submission": submission[1],
     }
 
 
@@ -482,6 +484,17 @@ def test_upload_preview_then_append(alice: Client, api: Api):
     (event,) = audit("import")
     assert event.outcome == "ok" and event.scope == "user"
     assert event.bytes_after == len(after.encode())
+
+
+def test_an_import_confirmed_twice_is_imported_once(alice: Client, api: Api):
+    preview = alice.post("/memory/user/import/preview", {"pasted": "- Imported once\n"})
+    form = hidden_import(preview)
+    assert len(form["submission"]) >= 16
+    first = alice.post("/memory/user/import/confirm", {**form, "mode": "append"})
+    second = alice.post("/memory/user/import/confirm", {**form, "mode": "append"})
+    assert first.status_code == second.status_code == 302
+    assert api.doc().count("- Imported once") == 1
+    assert "it was imported once" in page_text(alice.get("/memory/user"))
 
 
 def test_paste_preview_then_replace_with_htmx(alice: Client, api: Api):

@@ -38,11 +38,12 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms, stores
-from memory_ui.web.access import as_named, form_target, user_actor, user_agents
+from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     into_change_panel,
     no_swap,
+    redirect_to,
     render_fragment,
     render_page,
     trigger,
@@ -269,6 +270,9 @@ def append(request: HtmxHttpRequest) -> HttpResponse:
         return _append_panel(request, as_named(form), form, target.portal_status, error)
     if form.errors:
         return _append_panel(request, target, form, 400)
+    if not stores.submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
+        messages.info(request, "That note was sent twice; it was added once.")
+        return redirect_to(request, target_url(target))
     try:
         data = form.cleaned_data
         result = memory_append(user_actor(request), target, data["content"], data["reason"])

@@ -40,7 +40,7 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.memory.uploads import ImportText
-from memory_ui.web import forms
+from memory_ui.web import forms, stores
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_page
 from memory_ui.web.links import target_url
@@ -246,6 +246,9 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
         return _form(request, target, error=error, pasted=text, status=form.status)
     if not form.is_valid():
         return _confirm_again(request, target, form, forms.first_error(form))
+    if not stores.submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
+        messages.info(request, "That import was sent twice; it was imported once.")
+        return redirect(target_url(target))
     return _import(request, target, form)
 
 
