@@ -7,11 +7,12 @@ call first asks msal for a token silently; when that fails the user signs in aga
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import msal
 import requests
@@ -19,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import BaseBackend
 from django.contrib.auth.models import AbstractBaseUser
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -232,6 +233,43 @@ def logout_url(request: HttpRequest) -> str:
     )
     authority = settings.ENTRA_AUTHORITY.rstrip("/")
     return f"{authority}/oauth2/v2.0/logout?" + urlencode({"post_logout_redirect_uri": post_logout})
+
+
+def end_session_origin() -> str:
+    """scheme://host[:port] of the IdP's end-session endpoint (`logout_url`), or "" when
+    ENTRA_AUTHORITY is not an absolute URL."""
+    parts = urlsplit(settings.ENTRA_AUTHORITY)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}" if parts.scheme and host else ""
+
+
+def sign_out_form_action(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Middleware (inside Django's CSP middleware): CSP `form-action` also allows the IdP's
+    origin, so the sign-out form on every page may follow logout_view's redirect to the
+    end-session endpoint. Chromium checks a form's redirects against the policy of the page
+    holding the form, not the redirect's own, so this cannot be limited to the logout
+    response. The origin is read from ENTRA_AUTHORITY per response, so it always matches
+    `logout_url` (tests point ENTRA_AUTHORITY at an IdP on a random port)."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        policy = settings.SECURE_CSP
+        form_action = list(policy.get("form-action") or ())
+        origin = end_session_origin()
+        # A view's own policy (django.views.decorators.csp.csp_override, which sets
+        # _csp_config) wins; a policy without form-action allows every target already.
+        if (
+            form_action
+            and origin
+            and origin not in form_action
+            and not hasattr(response, "_csp_config")
+        ):
+            response._csp_config = {**policy, "form-action": [*form_action, origin]}  # type: ignore[attr-defined]
+        return response
+
+    return middleware
 
 
 class EntraBackend(BaseBackend):

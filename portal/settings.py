@@ -114,9 +114,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memory_ui.web.privacy.private_when_signed_in",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "memory_ui.auth.sign_out_form_action",  # after the CSP middleware: adds to its policy
     "django_htmx.middleware.HtmxMiddleware",
     "memory_ui.web.htmx.htmx_redirects",
     "memory_ui.web.htmx.htmx_messages",
@@ -200,6 +202,8 @@ WHITENOISE_USE_FINDERS = DEBUG
 
 # Content-Security-Policy: no inline script or style, nothing from other origins.
 # Memory markdown is written by agents from prompts, so it is treated as hostile.
+# form-action also allows the origin of ENTRA_AUTHORITY (the sign-out form's redirect to
+# the IdP's end-session endpoint), added per response by memory_ui.auth.sign_out_form_action.
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],

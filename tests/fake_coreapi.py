@@ -25,12 +25,20 @@ failure is raised, so a failed call is recorded as well.
 from __future__ import annotations
 
 import copy
+import hashlib
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, CoreAPINotFound, Memory
+from memory_ui.coreapi import (
+    Agent,
+    CallerAuth,
+    CoreAPIError,
+    CoreAPINotFound,
+    CoreAPIPreconditionFailed,
+    Memory,
+)
 
 INSTANCE_ID = "00000000-0000-0000-0000-000000000000"
 AGENT_PREFIX = f"/instances/{INSTANCE_ID}/providers/FoundationaLLM.Agent/agents/"
@@ -153,6 +161,7 @@ class FakeCoreAPI:
     agents: list[Agent] = field(default_factory=lambda: list(AGENTS))
     calls: list[Call] = field(default_factory=list)
     closed: bool = False
+    conditional: bool = False  # offer If-Match (docs/conditional-writes.md)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -261,12 +270,14 @@ class FakeCoreAPI:
         scope: str,
         *,
         agent_object_id: str | None = None,
+        if_match: str | None = None,
         correlation_id: str | None = None,
     ) -> Memory:
         _check_scope(scope, WRITE_SCOPES, agent_object_id)
         self._record("clear_memory", auth, scope, agent_object_id)
         with self._lock:
             key = self._key(scope, agent_object_id)
+            self._precondition(key, if_match)
             return self._answer(auth, scope, key, self._write(key, lambda _existing, _at: ""))
 
     def export_memory(
@@ -290,6 +301,7 @@ class FakeCoreAPI:
         *,
         mode: str = "append",
         agent_object_id: str | None = None,
+        if_match: str | None = None,
         correlation_id: str | None = None,
     ) -> Memory:
         _check_scope(scope, WRITE_SCOPES, agent_object_id)
@@ -299,6 +311,7 @@ class FakeCoreAPI:
         self._record("import_memory", auth, scope, agent_object_id)
         with self._lock:
             key = self._key(scope, agent_object_id)
+            self._precondition(key, if_match)
             if mode == "replace":
                 document = self._write(key, lambda _existing, _at: content_markdown)
             else:
@@ -361,6 +374,13 @@ class FakeCoreAPI:
             max(updated) if updated else None,
         )
 
+    def _precondition(self, key: str | None, if_match: str | None) -> None:
+        """With `conditional` on (the If-Match extension, docs/conditional-writes.md), a
+        write at another version than `if_match` is refused; without it the header is
+        ignored, as a CoreAPI without the extension ignores it."""
+        if self.conditional and if_match and if_match != _etag(self._document(key)):
+            raise CoreAPIPreconditionFailed("The memory changed meanwhile.", status=412)
+
     def _write(self, key: str | None, transform) -> Document:
         self._clock += timedelta(seconds=1)
         at = self._clock
@@ -386,7 +406,12 @@ class FakeCoreAPI:
             content_markdown=document.content_markdown,
             created_on=document.created_on,
             updated_on=document.updated_on,
+            etag=_etag(document) if self.conditional and scope != "combined" else None,
         )
+
+
+def _etag(document: Document) -> str:
+    return f'"{hashlib.sha256(document.content_markdown.encode()).hexdigest()}"'
 
 
 def _check_scope(scope: str, allowed: tuple[str, ...], agent_object_id: str | None) -> None:

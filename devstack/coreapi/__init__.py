@@ -11,6 +11,13 @@ CoreAPI memory contract; What the real CoreAPI does beyond the contract):
     GET  /instances/{instanceId}/completions/agents             agents the caller may read
     GET  /openapi.json                                          OpenAPI 3.1, no auth
 
+One Memory Portal extension, not in the CoreAPI contract: conditional writes
+(docs/conditional-writes.md; `conditional.py`). GET /memory for scope user or agent, and
+every successful append, clear and import, carries `ETag: "<sha256 hex of content_markdown>"`;
+clear and import honour `If-Match` (`*` or quoted ETags; none matching: 412 ProblemDetails,
+nothing written, checked under the same write lock as the write; malformed: 400). Without
+If-Match every endpoint behaves as the contract says.
+
 Storage is `{home}/coreapi.sqlite3` (home: `devstack.config.state_dir()` unless given);
 fixtures.toml `[[memory]]` is appended once, when the database is first created.
 
@@ -63,6 +70,10 @@ Decisions where the contract is open:
 - Clear is a write: on a user with no document it creates an empty one.
 - combined: created_on/updated_on are the earliest/latest of the parts (null if none);
   the text ends with one newline when not empty.
+- Conditional writes: validation, agent access (400/403/404) come before the If-Match
+  check (412). A missing document has the ETag of `""`, and `*` always matches (every
+  user or agent document reads as something). Weak tags (`W/"..."`) are malformed. Append
+  ignores If-Match; export and combined reads carry no ETag; a 412 carries none either.
 - Timestamps: `created_on`/`updated_on` in ISO 8601 with `+00:00` (microseconds when
   non-zero); headings use whole seconds with `Z`.
 """

@@ -2,7 +2,8 @@
 
 Request pipeline, in the order real CoreAPI's middleware would apply it:
 faults -> routing (404/405, no auth needed) -> bearer token (401/503) -> instance id in
-the path (403 plain text) -> effective user (403/400) -> the endpoint (400/403/404/413/415).
+the path (403 plain text) -> effective user (403/400) -> the endpoint (400/403/404/413/415;
+412 for a conditional write whose If-Match no longer matches, see conditional.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from werkzeug.wrappers import Request, Response
 from devstack.config import COREAPI_HOST, Agent, Fixtures, fixtures, idp_base_url, state_dir
 from devstack.coreapi import formats
 from devstack.coreapi.auth import USER_IDENTITY_HEADER, Identity, TokenValidator, resolve_identity
+from devstack.coreapi.conditional import (
+    ETAG,
+    IF_MATCH,
+    PRECONDITION_FAILED_DETAIL,
+    IfMatch,
+    entity_tag,
+    parse_if_match,
+)
 from devstack.coreapi.faults import Fault, Faults
 from devstack.coreapi.openapi import openapi_document
 from devstack.coreapi.problems import (
@@ -39,7 +48,13 @@ from devstack.coreapi.problems import (
     problem,
     quota_exceeded,
 )
-from devstack.coreapi.store import USER_SCOPE_KEY, MemoryDoc, MemoryStore, Write
+from devstack.coreapi.store import (
+    USER_SCOPE_KEY,
+    MemoryDoc,
+    MemoryStore,
+    PreconditionFailed,
+    Write,
+)
 from devstack.coreapi.validation import (
     READABLE_SCOPES,
     WRITABLE_SCOPES,
@@ -266,6 +281,8 @@ class CoreApiEmulator:
     def _memory_json(
         self, scope: str, caller: Identity, agent: Agent | None, doc: MemoryDoc
     ) -> Response:
+        """The MemoryResponse; a stored (user or agent) document also gets its ETag."""
+        headers = {ETAG: entity_tag(doc.content_markdown)} if scope != "combined" else None
         return json_response(
             {
                 "scope": scope,
@@ -277,7 +294,8 @@ class CoreApiEmulator:
                 "content_markdown": doc.content_markdown,
                 "created_on": _iso(doc.created_on),
                 "updated_on": _iso(doc.updated_on),
-            }
+            },
+            headers=headers,
         )
 
     def _read(self, scope: str, caller: Identity, agent: Agent | None) -> MemoryDoc:
@@ -323,17 +341,42 @@ class CoreApiEmulator:
         return Response(body, mimetype="text/markdown")
 
     def _update(
-        self, call: Call, scope: str, object_id: str | None, transform: EntryTransform
+        self,
+        call: Call,
+        scope: str,
+        object_id: str | None,
+        transform: EntryTransform,
+        if_match: IfMatch | None = None,
     ) -> Response:
-        """Resolve the target document, then rewrite it atomically at one timestamp."""
+        """Resolve the target document, then rewrite it atomically at one timestamp.
+
+        With If-Match, the store compares it with the current document under the same write
+        lock as the write itself: a mismatch is 412 and nothing is written.
+        """
         agent = None
         if scope == "agent":
             agent = self._resolve_agent(object_id, True, call.caller, "agent_object_id")
         at = utcnow()
-        doc = self.store.update(
-            call.caller.owner_key, self._key(agent), lambda existing: transform(existing, at), at
-        )
+        try:
+            doc = self.store.update(
+                call.caller.owner_key,
+                self._key(agent),
+                lambda existing: transform(existing, at),
+                at,
+                precondition=if_match.matches if if_match else None,
+            )
+        except PreconditionFailed as exc:
+            raise ApiError(412, PRECONDITION_FAILED_DETAIL) from exc
         return self._memory_json(scope, call.caller, agent, doc)
+
+    @staticmethod
+    def _if_match(call: Call, fields: Fields) -> IfMatch | None:
+        """The If-Match header (None if absent); a malformed one joins the field errors."""
+        try:
+            return parse_if_match(call.request.headers.get(IF_MATCH))
+        except ValueError as exc:
+            fields.error(IF_MATCH, str(exc))
+            return None
 
     @staticmethod
     def _write_target(fields: Fields) -> tuple[str, str | None]:
@@ -369,8 +412,9 @@ class CoreApiEmulator:
         scope, object_id = self._write_target(fields)
         if fields.boolean("confirm") is not True and "confirm" not in fields.errors:
             fields.error("confirm", "confirm must be true to clear memory.")
+        if_match = self._if_match(call, fields)
         fields.check()
-        return self._update(call, scope, object_id, lambda _existing, _at: "")
+        return self._update(call, scope, object_id, lambda _existing, _at: "", if_match)
 
     def on_import(self, call: Call) -> Response:
         fields = Fields(read_json_object(call.request))
@@ -381,14 +425,16 @@ class CoreApiEmulator:
             mode = "append"
         elif mode not in IMPORT_MODES:
             fields.error("mode", f"mode must be one of {', '.join(IMPORT_MODES)}.")
+        if_match = self._if_match(call, fields)
         fields.check()
         if mode == "replace":
-            return self._update(call, scope, object_id, lambda _existing, _at: content)
+            return self._update(call, scope, object_id, lambda _existing, _at: content, if_match)
         return self._update(
             call,
             scope,
             object_id,
             lambda existing, at: formats.import_entry(existing, content, at),
+            if_match,
         )
 
 

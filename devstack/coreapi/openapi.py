@@ -1,4 +1,8 @@
-"""OpenAPI 3.1 description of what the emulator serves (GET /openapi.json, no auth)."""
+"""OpenAPI 3.1 description of what the emulator serves (GET /openapi.json, no auth).
+
+Conditional writes (ETag, If-Match, 412) are not in the real CoreAPI contract: each such
+element carries `x-memory-portal-extension: true` and points to docs/conditional-writes.md.
+"""
 
 from __future__ import annotations
 
@@ -64,7 +68,49 @@ _IDENTITY_HEADER = {
 }
 _BAD_REQUEST = ("400", _problem("Validation error.", _VALIDATION))
 _AGENT_UNKNOWN = ("404", _problem("The agent does not exist."))
-_MEMORY_OK = {"200": _json("The document.", {"$ref": "#/components/schemas/MemoryResponse"})}
+
+# --- Memory Portal extension: conditional writes (docs/conditional-writes.md) --------------
+EXTENSION = "x-memory-portal-extension"
+_SEE = "Memory Portal extension, not in the CoreAPI contract (docs/conditional-writes.md)."
+_ETAG_HEADER = {
+    "description": "The stored document's version: \"<sha256 hex of content_markdown as "
+    'UTF-8>", a strong entity tag. Its presence advertises If-Match support on import and '
+    f"clear. {_SEE}",
+    "schema": {"type": "string", "pattern": '^"[0-9a-f]{64}"$'},
+    EXTENSION: True,
+}
+_IF_MATCH = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": "Write only if the stored document is still at one of these versions: "
+    "* (any) or a comma-separated list of quoted ETags from earlier answers. None matching: "
+    f"412 and nothing changes. Absent: unconditional, as in the contract. {_SEE}",
+    "schema": {"type": "string"},
+    EXTENSION: True,
+}
+_PRECONDITION_FAILED = (
+    "412",
+    {
+        **_problem(
+            "If-Match names none of the stored document's current versions; nothing was "
+            f"written. Re-read, reapply the change, retry. {_SEE}"
+        ),
+        EXTENSION: True,
+    },
+)
+
+
+def _memory_ok(etag: str) -> dict[str, Any]:
+    """The 200 MemoryResponse, with the ETag header described by `etag`."""
+    return {
+        "200": {
+            **_json("The document.", {"$ref": "#/components/schemas/MemoryResponse"}),
+            "headers": {
+                "ETag": {**_ETAG_HEADER, "description": f"{etag} {_ETAG_HEADER['description']}"}
+            },
+        }
+    }
 
 
 def _write_body(schema: str) -> dict[str, Any]:
@@ -74,17 +120,20 @@ def _write_body(schema: str) -> dict[str, Any]:
     }
 
 
-def _write_operation(summary: str, schema: str) -> dict[str, Any]:
+def _write_operation(summary: str, schema: str, conditional: bool) -> dict[str, Any]:
+    """A write; `conditional` ones honour If-Match (and may answer 412)."""
+    extra = [_PRECONDITION_FAILED] if conditional else []
     return {
         "post": {
             "summary": summary,
-            "parameters": [_INSTANCE, _IDENTITY_HEADER],
+            "parameters": [_INSTANCE, _IDENTITY_HEADER, *([_IF_MATCH] if conditional else [])],
             "requestBody": _write_body(schema),
             "responses": {
-                **_MEMORY_OK,
+                **_memory_ok("The new version of the document written."),
                 **_errors(
                     _BAD_REQUEST,
                     _AGENT_UNKNOWN,
+                    *extra,
                     ("413", _problem("Body larger than 2 MiB.")),
                     ("415", _problem("Body is not UTF-8 application/json.")),
                 ),
@@ -216,14 +265,21 @@ def _paths() -> dict[str, Any]:
             "get": {
                 "summary": "Read memory (empty memory is 200 with an empty string)",
                 "parameters": [_INSTANCE, _SCOPE_QUERY, _AGENT_QUERY, _IDENTITY_HEADER],
-                "responses": {**_MEMORY_OK, **read_errors},
+                "responses": {
+                    **_memory_ok("Sent for scope user and agent only, never for combined."),
+                    **read_errors,
+                },
             }
         },
         f"{memory}/append": _write_operation(
-            "Append markdown under a '## Added {timestamp}' heading", "AppendMemoryRequest"
+            "Append markdown under a '## Added {timestamp}' heading",
+            "AppendMemoryRequest",
+            conditional=False,
         ),
         f"{memory}/clear": _write_operation(
-            "Clear user or agent memory (confirm must be true)", "ClearMemoryRequest"
+            "Clear user or agent memory (confirm must be true)",
+            "ClearMemoryRequest",
+            conditional=True,
         ),
         f"{memory}/export": {
             "get": {
@@ -246,6 +302,7 @@ def _paths() -> dict[str, Any]:
         f"{memory}/import": _write_operation(
             "Import markdown (append under '## Imported {timestamp}', or replace)",
             "ImportMemoryRequest",
+            conditional=True,
         ),
         "/instances/{instanceId}/completions/agents": {
             "get": {
@@ -276,7 +333,9 @@ def openapi_document(server_url: str) -> dict[str, Any]:
         "info": {
             "title": "FoundationaLLM CoreAPI memory (devstack emulator)",
             "version": "1.0.0",
-            "description": "Seed 000 personalized memory contract plus the agents listing.",
+            "description": "Seed 000 personalized memory contract plus the agents listing, "
+            "and one Memory Portal extension, conditional writes (ETag, If-Match, 412), marked "
+            f"{EXTENSION}: true (docs/conditional-writes.md).",
         },
         "servers": [{"url": server_url}],
         "security": [{"bearer": []}],

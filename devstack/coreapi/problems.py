@@ -26,6 +26,7 @@ _KINDS: dict[int, tuple[str, str]] = {
     403: ("15.5.4", "Forbidden"),
     404: ("15.5.5", "Not Found"),
     405: ("15.5.6", "Method Not Allowed"),
+    412: ("15.5.13", "Precondition Failed"),  # conditional writes (docs/conditional-writes.md)
     413: ("15.5.14", "Content Too Large"),
     415: ("15.5.16", "Unsupported Media Type"),
     500: ("15.6.1", "An error occurred while processing your request."),

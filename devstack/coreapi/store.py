@@ -3,6 +3,8 @@
 Each operation opens its own connection (werkzeug serves each request on its own thread),
 and every read-modify-write runs inside BEGIN IMMEDIATE, so concurrent appends serialise
 on the write lock instead of overwriting each other. WAL lets readers proceed meanwhile.
+A conditional write's precondition is checked inside that same transaction, after the
+lock is taken, so no other write can land between the check and the write.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 Transform = Callable[[str], str]
+Precondition = Callable[[str], bool]  # current content -> may the write go ahead?
+
+
+class PreconditionFailed(Exception):
+    """update()'s precondition refused the current document; nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +89,20 @@ class MemoryStore:
             return _select(conn, owner, agent_object_id)
 
     def update(
-        self, owner: str, agent_object_id: str, transform: Transform, at: dt.datetime
+        self,
+        owner: str,
+        agent_object_id: str,
+        transform: Transform,
+        at: dt.datetime,
+        precondition: Precondition | None = None,
     ) -> MemoryDoc:
-        """Atomically replace the document with transform(current content)."""
+        """Atomically replace the document with transform(current content).
+
+        With a precondition: only if precondition(current content) holds, judged under the
+        write lock; otherwise PreconditionFailed and the document (or its absence) stays.
+        """
         with self._write_transaction() as conn:
-            return _apply(conn, Write(owner, agent_object_id, transform, at))
+            return _apply(conn, Write(owner, agent_object_id, transform, at), precondition)
 
     def seed_once(self, writes: Iterable[Write]) -> bool:
         """Apply the demo writes unless this database was seeded before; True if it ran now."""
@@ -118,8 +134,12 @@ def _select(conn: sqlite3.Connection, owner: str, agent_object_id: str) -> Memor
     return MemoryDoc(row[0], _parse(row[1]), _parse(row[2]))
 
 
-def _apply(conn: sqlite3.Connection, write: Write) -> MemoryDoc:
+def _apply(
+    conn: sqlite3.Connection, write: Write, precondition: Precondition | None = None
+) -> MemoryDoc:
     current = _select(conn, write.owner, write.agent_object_id)
+    if precondition is not None and not precondition(current.content_markdown):
+        raise PreconditionFailed  # _write_transaction rolls back: nothing was written
     created_on = current.created_on or write.at  # set by the first write, kept ever after
     doc = MemoryDoc(write.transform(current.content_markdown), created_on, write.at)
     conn.execute(

@@ -7,6 +7,7 @@ are sent once, since a retry after a lost response could apply them twice.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -20,10 +21,13 @@ from urllib.parse import quote, urlencode
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import NewConnectionError
 
 from memory_ui.coreapi.errors import (
+    OUTCOME_UNKNOWN_MESSAGE,
     UNAVAILABLE_MESSAGE,
     UNEXPECTED_MESSAGE,
+    CoreAPIOutcomeUnknown,
     CoreAPIUnavailable,
     CoreAPIUnexpectedResponse,
     parse_error_response,
@@ -42,6 +46,7 @@ DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_GET_RETRIES = 2
 
 CORRELATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # header-safe, bounded
+ETAG = re.compile(r'"[\x21\x23-\x7e]{1,128}"')  # a strong entity tag, header-safe
 
 
 # Argument checks: failures are programming errors, hence ValueError rather than CoreAPIError.
@@ -92,6 +97,17 @@ def _without_none(**fields: object) -> dict[str, object]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
+def _may_have_arrived(exc: requests.RequestException) -> bool:
+    """Whether a write that failed this way may still have been applied: the request was
+    sent (or may have been) and no answer came back. Failing to connect sends nothing."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout | requests.exceptions.SSLError):
+        return False
+    if isinstance(exc, requests.ConnectionError):
+        reason = getattr(exc.args[0], "reason", exc.args[0]) if exc.args else None
+        return not isinstance(reason, NewConnectionError | ConnectionRefusedError)
+    return True
+
+
 def _is_transient(exc: requests.RequestException) -> bool:
     # A certificate problem will not go away on retry; a dropped connection or timeout may.
     if isinstance(exc, requests.exceptions.SSLError):
@@ -124,6 +140,18 @@ def _decode_markdown(response: requests.Response, correlation_id: str) -> str:
         return response.content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _unexpected(response.status_code, correlation_id) from exc
+
+
+def _entity_tag(etag: str) -> str:
+    if not ETAG.fullmatch(etag):
+        raise ValueError("if_match must be a quoted entity tag from Memory.etag")
+    return etag
+
+
+def _with_etag(memory: Memory, response: requests.Response) -> Memory:
+    """The document's version, when CoreAPI sends one (docs/conditional-writes.md)."""
+    etag = response.headers.get("ETag", "").strip()
+    return dataclasses.replace(memory, etag=etag) if ETAG.fullmatch(etag) else memory
 
 
 def _pooled_session(pool_size: int) -> requests.Session:
@@ -191,7 +219,7 @@ class CoreAPIClient:
         _check_scope(scope, READ_SCOPES, agent_object_id)
         cid = _correlation_id(correlation_id)
         response = self._send("GET", "/memory", auth, cid, params=_query(scope, agent_object_id))
-        return _decode_json(response, Memory.from_json, cid)
+        return _with_etag(_decode_json(response, Memory.from_json, cid), response)
 
     def append_memory(
         self,
@@ -219,7 +247,7 @@ class CoreAPIClient:
         )
         cid = _correlation_id(correlation_id)
         response = self._send("POST", "/memory/append", auth, cid, json_body=body)
-        return _decode_json(response, Memory.from_json, cid)
+        return _with_etag(_decode_json(response, Memory.from_json, cid), response)
 
     def clear_memory(
         self,
@@ -227,14 +255,17 @@ class CoreAPIClient:
         scope: str,
         *,
         agent_object_id: str | None = None,
+        if_match: str | None = None,
         correlation_id: str | None = None,
     ) -> Memory:
+        """`if_match`: clear only if the document is still at that version (412 otherwise:
+        `CoreAPIPreconditionFailed`); for a CoreAPI that offers it (Memory.etag)."""
         _check_scope(scope, WRITE_SCOPES, agent_object_id)
         # The user confirmed in the portal before this call; CoreAPI needs it said again.
         body = _without_none(scope=scope, agent_object_id=agent_object_id, confirm=True)
         cid = _correlation_id(correlation_id)
-        response = self._send("POST", "/memory/clear", auth, cid, json_body=body)
-        return _decode_json(response, Memory.from_json, cid)
+        response = self._send("POST", "/memory/clear", auth, cid, json_body=body, if_match=if_match)
+        return _with_etag(_decode_json(response, Memory.from_json, cid), response)
 
     def export_memory(
         self,
@@ -264,8 +295,10 @@ class CoreAPIClient:
         *,
         mode: str = "append",
         agent_object_id: str | None = None,
+        if_match: str | None = None,
         correlation_id: str | None = None,
     ) -> Memory:
+        """`if_match` as for `clear_memory`."""
         _check_scope(scope, WRITE_SCOPES, agent_object_id)
         _check_content(content_markdown)
         if mode not in IMPORT_MODES:
@@ -277,8 +310,10 @@ class CoreAPIClient:
             mode=mode,
         )
         cid = _correlation_id(correlation_id)
-        response = self._send("POST", "/memory/import", auth, cid, json_body=body)
-        return _decode_json(response, Memory.from_json, cid)
+        response = self._send(
+            "POST", "/memory/import", auth, cid, json_body=body, if_match=if_match
+        )
+        return _with_etag(_decode_json(response, Memory.from_json, cid), response)
 
     def _send(
         self,
@@ -290,9 +325,12 @@ class CoreAPIClient:
         params: dict[str, str] | None = None,
         json_body: dict[str, object] | None = None,
         accept: str = "application/json",
+        if_match: str | None = None,
     ) -> requests.Response:
         """The 2xx response, after retries for GETs; anything else raises CoreAPIError."""
         headers = _headers(auth, correlation_id, accept)
+        if if_match is not None:
+            headers["If-Match"] = _entity_tag(if_match)
         retries = self._get_retries if method == "GET" else 0
         attempt = 1
         while True:
@@ -301,6 +339,12 @@ class CoreAPIClient:
                     method, path, headers, params, json_body, correlation_id, attempt
                 )
             except requests.RequestException as exc:
+                if method != "GET" and _may_have_arrived(exc):
+                    raise CoreAPIOutcomeUnknown(
+                        OUTCOME_UNKNOWN_MESSAGE,
+                        detail=type(exc).__name__,
+                        correlation_id=correlation_id,
+                    ) from exc
                 if attempt > retries or not _is_transient(exc):
                     raise CoreAPIUnavailable(
                         UNAVAILABLE_MESSAGE,

@@ -28,12 +28,17 @@ MAX_DETAIL_CHARS = 1000
 MAX_REASON_CHARS = 300
 
 UNAVAILABLE_MESSAGE = "CoreAPI is unavailable, try again."
+OUTCOME_UNKNOWN_MESSAGE = (
+    "CoreAPI did not answer in time. It has not been done so far, but CoreAPI may still do "
+    "it: check again in a moment before you try again."
+)
 UNEXPECTED_MESSAGE = "CoreAPI returned an unexpected response; try again later."
 FIXED_MESSAGES = {
     401: "Your session with CoreAPI has expired; sign in again.",
     403: "You do not have access to this memory.",
     404: "CoreAPI could not find this agent or memory.",
     409: "The memory was changed elsewhere; reload it and try again.",
+    412: "The memory changed meanwhile, so nothing was written; reload it and try again.",
 }
 
 
@@ -41,6 +46,7 @@ class CoreAPIError(Exception):
     """Base of every CoreAPI failure; `str(error)` is `error.message`."""
 
     portal_status = 502  # what the portal answers with when this call failed
+    outcome_unknown = False  # a write that may have been applied all the same
 
     def __init__(
         self,
@@ -95,6 +101,13 @@ class CoreAPIConflict(CoreAPIError):
     portal_status = 409
 
 
+class CoreAPIPreconditionFailed(CoreAPIError):
+    """412: a conditional write found the document at another version than If-Match named
+    (docs/conditional-writes.md); nothing was written."""
+
+    portal_status = 409
+
+
 class CoreAPIRateLimited(CoreAPIError):
     """429: quota exceeded; `retry_after` says when to try again, if CoreAPI said."""
 
@@ -114,6 +127,14 @@ class CoreAPIUnavailable(CoreAPIError):
     portal_status = 503
 
 
+class CoreAPIOutcomeUnknown(CoreAPIUnavailable):
+    """A write was sent but no answer came (a read timeout, a dropped connection): CoreAPI
+    may have applied it, now or a little later. Never report it as "nothing changed"."""
+
+    portal_status = 504
+    outcome_unknown = True
+
+
 class CoreAPIUnexpectedResponse(CoreAPIUnavailable):
     """A response the client cannot use: a success body of the wrong shape, or a redirect."""
 
@@ -126,6 +147,7 @@ ERROR_CLASSES: dict[int, type[CoreAPIError]] = {
     403: CoreAPIForbidden,
     404: CoreAPINotFound,
     409: CoreAPIConflict,
+    412: CoreAPIPreconditionFailed,
     429: CoreAPIRateLimited,
 }
 

@@ -31,6 +31,9 @@ class Memory:
     content_markdown: str = ""
     created_on: datetime | None = None
     updated_on: datetime | None = None
+    # The document's version for a conditional write (If-Match), when CoreAPI offers one
+    # (docs/conditional-writes.md); None when it does not.
+    etag: str | None = None
 
     @classmethod
     def from_json(cls, data: object) -> Memory:

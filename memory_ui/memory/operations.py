@@ -23,7 +23,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, CoreAPIUnavailable, Memory
+from memory_ui.coreapi import (
+    Agent,
+    CallerAuth,
+    CoreAPIError,
+    CoreAPIOutcomeUnknown,
+    CoreAPIPreconditionFailed,
+    CoreAPIUnavailable,
+    Memory,
+)
 from memory_ui.coreapi import client as coreapi
 from memory_ui.identity import Identity
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
@@ -109,6 +117,7 @@ class NothingToChange(Exception):
 class Rewritten:
     before: Memory
     after: Memory
+    moved: bool = False  # something else changed the document right after (see memory_rewrite)
 
 
 def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
@@ -203,40 +212,88 @@ def credentials_failed(
 # --- writing -----------------------------------------------------------------------------
 
 
-def memory_append(actor: Actor, target: Target, text: str, reason: str | None = None) -> Memory:
-    target = _writable(target)
+def _read_for(actor: Actor, action: str, target: Target) -> Memory:
+    """The document before a write; a failure is audited as the write's."""
     try:
-        result = coreapi.get_client().append_memory(
-            actor.auth,
-            target.scope,
-            neutralise_entry_headings(text),
-            agent_object_id=target.agent_object_id,
-            agent_name=target.agent_name or None,
-            reason=reason or None,
-        )
-    except CoreAPIError as exc:
-        _audit(actor, Action.APPEND, target, error=exc)
-        raise
-    _audit(actor, Action.APPEND, target, after=result.content_markdown)
-    return result
-
-
-def _write(
-    actor: Actor, action: str, target: Target, send: Callable[[coreapi.CoreAPIClient], Memory]
-) -> Memory:
-    """One write (`send`), audited with the document before and after, failed or not."""
-    target = _writable(target)
-    try:
-        before = memory_read(actor, target)
-        result = send(coreapi.get_client())
+        return memory_read(actor, target)
     except CoreAPIError as exc:
         _audit(actor, action, target, error=exc)
         raise
-    _audit(actor, action, target, before=before.content_markdown, after=result.content_markdown)
+
+
+def _settled(
+    actor: Actor, target: Target, exc: CoreAPIOutcomeUnknown, done: Callable[[Memory], bool]
+) -> Memory:
+    """A write got no answer: read the document again. It is returned when `done` finds
+    the write there; otherwise the outcome stays unknown (CoreAPI may still apply it)."""
+    try:
+        current = memory_read(actor, target)
+    except CoreAPIError:
+        raise exc from None
+    if done(current):
+        return current
+    raise exc
+
+
+def _write(
+    actor: Actor,
+    action: str,
+    target: Target,
+    send: Callable[[coreapi.CoreAPIClient], Memory],
+    done: Callable[[Memory], bool],
+    before: Memory | None,
+) -> Memory:
+    """One write, audited with the document before (when read) and after, failed or not.
+    A write that got no answer is settled by reading again (`done`: is it there?)."""
+    try:
+        try:
+            result = send(coreapi.get_client())
+        except CoreAPIOutcomeUnknown as exc:
+            result = _settled(actor, target, exc, done)
+    except CoreAPIError as exc:
+        _audit(actor, action, target, error=exc)
+        raise
+    _audit(
+        actor,
+        action,
+        target,
+        before=before.content_markdown if before else None,
+        after=result.content_markdown,
+    )
     return result
 
 
+def _changed_meanwhile(actor: Actor, target: Target, exc: CoreAPIError) -> MemoryChanged:
+    """A conditional write found another version (412): what is stored now."""
+    try:
+        return MemoryChanged(memory_read(actor, target))
+    except CoreAPIError:
+        raise exc from None
+
+
+def memory_append(actor: Actor, target: Target, text: str, reason: str | None = None) -> Memory:
+    target = _writable(target)
+    text = neutralise_entry_headings(text)
+    return _write(
+        actor,
+        Action.APPEND,
+        target,
+        lambda client: client.append_memory(
+            actor.auth,
+            target.scope,
+            text,
+            agent_object_id=target.agent_object_id,
+            agent_name=target.agent_name or None,
+            reason=reason or None,
+        ),
+        lambda now: text.strip() in now.content_markdown,
+        before=None,
+    )
+
+
 def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
+    target = _writable(target)
+    before = _read_for(actor, Action.IMPORT, target)
     return _write(
         actor,
         Action.IMPORT,
@@ -244,7 +301,33 @@ def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
         lambda client: client.import_memory(
             actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
         ),
+        lambda now: text.strip() in now.content_markdown and now != before,
+        before,
     )
+
+
+def _replace(actor: Actor, target: Target, text: str, current: Memory, action: str) -> Memory:
+    """The document becomes `text` if it is still `current` where CoreAPI can tell
+    (If-Match); an empty text clears, since CoreAPI refuses empty imports."""
+
+    def send(client: coreapi.CoreAPIClient) -> Memory:
+        where = {"agent_object_id": target.agent_object_id, "if_match": current.etag}
+        if not text.strip():
+            return client.clear_memory(actor.auth, target.scope, **where)
+        return client.import_memory(actor.auth, target.scope, text, mode="replace", **where)
+
+    wanted = content_hash(text if text.strip() else "")
+    try:
+        return _write(
+            actor,
+            action,
+            target,
+            send,
+            lambda now: content_hash(now.content_markdown) == wanted,
+            current,
+        )
+    except CoreAPIPreconditionFailed as exc:
+        raise _changed_meanwhile(actor, target, exc) from exc
 
 
 def memory_rewrite(
@@ -257,34 +340,27 @@ def memory_rewrite(
 ) -> Rewritten:
     """Replace the whole document with `transform(current)`, unless it changed since
     `started_from` (then `MemoryChanged`; `started_from=None` overwrites deliberately) or
-    `transform` returns None (`NothingToChange`). An empty text clears, since CoreAPI
-    refuses empty imports."""
+    `transform` returns None (`NothingToChange`).
+
+    Where CoreAPI offers conditional writes (docs/conditional-writes.md) the replace
+    carries the version it was computed from, so nothing written meanwhile is lost.
+    Without them the window is one round trip, and the document is read again right
+    after: `moved` says that something else changed it at the same moment."""
     target = _writable(target)
-    client = coreapi.get_client()
-    try:
-        current = memory_read(actor, target)
-        if started_from is not None and Version.of(current) != started_from:
-            raise MemoryChanged(current)
-        text = transform(current)
-        if text is None:
-            raise NothingToChange(current)
-        if not text.strip():
-            result = client.clear_memory(
-                actor.auth, target.scope, agent_object_id=target.agent_object_id
-            )
-        else:
-            result = client.import_memory(
-                actor.auth,
-                target.scope,
-                text,
-                mode="replace",
-                agent_object_id=target.agent_object_id,
-            )
-    except CoreAPIError as exc:
-        _audit(actor, action, target, error=exc)
-        raise
-    _audit(actor, action, target, before=current.content_markdown, after=result.content_markdown)
-    return Rewritten(current, result)
+    current = _read_for(actor, action, target)
+    if started_from is not None and Version.of(current) != started_from:
+        raise MemoryChanged(current)
+    text = transform(current)
+    if text is None:
+        raise NothingToChange(current)
+    result = _replace(actor, target, text, current, action)
+    moved = False
+    if current.etag is None:
+        try:
+            moved = memory_read(actor, target).content_markdown != result.content_markdown
+        except CoreAPIError:
+            moved = False  # saved; whether more arrived since cannot be told now
+    return Rewritten(current, result, moved)
 
 
 def memory_replace(
@@ -301,15 +377,14 @@ def memory_replace(
     ).after
 
 
-def memory_clear(actor: Actor, target: Target) -> Memory:
-    return _write(
-        actor,
-        Action.CLEAR,
-        target,
-        lambda client: client.clear_memory(
-            actor.auth, target.scope, agent_object_id=target.agent_object_id
-        ),
-    )
+def memory_clear(actor: Actor, target: Target, started_from: Version | None = None) -> Memory:
+    """Clear the document, unless it changed since `started_from`, the version the
+    confirmation showed (then `MemoryChanged`)."""
+    target = _writable(target)
+    before = _read_for(actor, Action.CLEAR, target)
+    if started_from is not None and Version.of(before) != started_from:
+        raise MemoryChanged(before)
+    return _replace(actor, target, "", before, Action.CLEAR)
 
 
 def memory_clear_many(actor: Actor, targets: list[Target]) -> list[Loaded]:

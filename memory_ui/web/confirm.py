@@ -63,18 +63,21 @@ class UPNConfirmation(forms.Form):
 
 
 class NonceConfirmation(forms.Form):
-    """A single-use token issued with the form (`stores.nonce_issue`). `spend_nonce`, once
-    the form is otherwise valid, uses it up; a replay becomes a form error."""
+    """A single-use token issued with the form for one user and one action
+    (`stores.nonce_issue`). `spend_nonce`, once the form is otherwise valid, uses it up; a
+    replay, or a token issued for another user or action, becomes a form error."""
 
     nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
     replayed = False
 
-    def spend_nonce(self, session: SessionBase) -> bool:
-        if self.is_valid() and not stores.nonce_spend(session, self.cleaned_data["nonce"]):
+    def spend_nonce(self, session: SessionBase, *, upn: str, action: str) -> bool:
+        if self.is_valid() and not stores.nonce_spend(
+            session, self.cleaned_data["nonce"], upn, action
+        ):
             self.replayed = True
             self.add_error(
                 None,
-                "That confirmation was already used or has expired; nothing was done. "
-                "Check the details and submit again.",
+                "That confirmation was already used, has expired or was issued for another "
+                "user or action; nothing was done. Check the details and submit again.",
             )
         return self.is_valid()

@@ -197,6 +197,9 @@ class DeleteLinesForm(TargetForm):
 class ClearForm(CheckboxConfirmation, TargetForm):
     CONFIRM_MESSAGE = "Nothing was cleared: confirm with the Clear button to go ahead."
 
+    # The version the confirmation showed (absent when it could not be read).
+    version = VersionField(required=False)
+
 
 class UndoForm(TargetForm):
     token = forms.RegexField(regex=r"^[A-Za-z0-9_-]{8,64}$", max_length=64)
@@ -400,8 +403,15 @@ class RestoreForm(CheckboxConfirmation):
 
 
 def valid_upn(value: str) -> str | None:
+    """The canonical form of a UPN (trimmed, lower case), or None when `value` is not one.
+    Entra compares UPNs case-insensitively, but CoreAPI's substitution pattern and the
+    audit trail compare text, so the overview URL, X-USER-IDENTITY, the audit subject and
+    the confirmations all use this one form (docs/architecture.md, Identity and
+    authorization). The pattern is ASCII, where lower() and casefold() agree."""
     value = value.strip()
-    return value if len(value) <= 254 and UPN_PATTERN.match(value) else None
+    if len(value) > 254 or not UPN_PATTERN.fullmatch(value):
+        return None
+    return value.lower()
 
 
 class LookupForm(forms.Form):
@@ -422,7 +432,8 @@ class RevealForm(forms.Form):
 
 
 class OnBehalfForm(UPNConfirmation, NonceConfirmation):
-    """Export or clear for a user: reason, ticket and the user's UPN typed again, once."""
+    """Export or clear for a user: reason, ticket and the user's UPN typed again, and a
+    confirmation issued for this user and this action, used once."""
 
     reason = forms.CharField(label="Reason", max_length=500, min_length=5, strip=True)
     ticket = forms.RegexField(

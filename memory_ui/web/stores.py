@@ -97,6 +97,7 @@ STAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 class RestoreOutcome:
     ok: bool
     message: str
+    unknown: bool = False  # no answer came: it may still be restored (retrying re-checks)
 
 
 @dataclass
@@ -127,25 +128,39 @@ def staged_restore(owner_oid: str, token: str) -> StagedRestore | None:
     return staged if isinstance(staged, StagedRestore) else None
 
 
-# --- Single-use confirmations (support): a replayed POST does nothing.
+# --- Single-use confirmations (support): a replayed POST does nothing, and a confirmation
+# issued for one user and one action (export or clear) confirms nothing else, so a form
+# for alice cannot export bob's memory.
 
 SESSION_NONCES = "support_nonces"
+NONCES_KEPT = 21
 
 
-def nonce_issue(session: SessionBase) -> str:
+def _nonces(session: SessionBase) -> list[list[str]]:
+    """[nonce, casefolded UPN, action], oldest first. Bare strings (issued before nonces
+    were bound) confirm nothing and are dropped."""
+    kept = session.get(SESSION_NONCES, [])
+    return [n for n in kept if isinstance(n, list) and len(n) == 3]
+
+
+def nonce_issue(session: SessionBase, upn: str, action: str) -> str:
+    """A confirmation for `action` on `upn`'s memory, good once."""
     nonce = secrets.token_urlsafe(16)
-    nonces = session.get(SESSION_NONCES, [])[-20:]
-    session[SESSION_NONCES] = [*nonces, nonce]
+    recent = _nonces(session)[-(NONCES_KEPT - 1) :]
+    session[SESSION_NONCES] = [*recent, [nonce, upn.casefold(), action]]
     return nonce
 
 
-def nonce_spend(session: SessionBase, nonce: str) -> bool:
-    nonces = session.get(SESSION_NONCES, [])
-    if nonce not in nonces:
+def nonce_spend(session: SessionBase, nonce: str, upn: str, action: str) -> bool:
+    """Use `nonce` up; True only when it was issued for this `upn` and `action`. Sent for
+    another user or action it is used up all the same: a form never posts it there."""
+    nonces = _nonces(session)
+    found = next((n for n in nonces if n[0] == nonce), None)
+    if found is None:
         return False
-    nonces.remove(nonce)
+    nonces.remove(found)
     session[SESSION_NONCES] = nonces
-    return True
+    return found[1:] == [upn.casefold(), action]
 
 
 # --- Support look-ups: an overview opens only after a look-up through the (CSRF-checked)

@@ -95,8 +95,10 @@ class Api:
     def get(self, path: str, params: dict[str, str] | None = None) -> requests.Response:
         return requests.get(self.url(path), params=params, headers=self._headers(), timeout=10)
 
-    def post(self, path: str, body: Any) -> requests.Response:
-        return requests.post(self.url(path), json=body, headers=self._headers(), timeout=10)
+    def post(
+        self, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> requests.Response:
+        return requests.post(self.url(path), json=body, headers=self._headers(headers), timeout=10)
 
     def post_raw(self, path: str, data: bytes, headers: dict[str, str]) -> requests.Response:
         return requests.post(self.url(path), data=data, headers=self._headers(headers), timeout=10)

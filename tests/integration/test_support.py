@@ -176,6 +176,25 @@ def test_upn_with_no_memory(carol: Client):
     assert "<td>No</td>" in page.content.decode()
 
 
+def test_an_upper_case_upn_is_looked_up_in_lower_case(carol: Client, recorder: Recorder):
+    """Entra compares UPNs case-insensitively; CoreAPI's substitution pattern (here
+    `...@contoso\\.com`) compares text. The portal looks the user up as the lower-case UPN,
+    so the emulator substitutes it and the audit trail names one subject."""
+    found = carol.post("/support/", {"upn": "  ALICE@CONTOSO.COM "})
+    assert found.status_code == 302
+    assert found["Location"] == "/support/users/alice@contoso.com/"
+    page = carol.get(found["Location"])
+    html = page.content.decode()
+    assert page.status_code == 200, html
+    assert "Memory of alice@contoso.com" in html
+    assert "<td>Yes</td>" in html  # alice's own documents, found case-insensitively
+    support_calls = [c for c in recorder.seen if c["token_kind"] == "app"]
+    assert support_calls
+    assert {json.loads(c["identity"])["upn"] for c in support_calls} == {"alice@contoso.com"}
+    lookup = AuditEvent.objects.get(action="lookup")
+    assert (lookup.subject_upn, lookup.outcome) == ("alice@contoso.com", "ok")
+
+
 def test_coreapi_refusing_the_substitution_is_explained_and_audited(carol: Client):
     """The emulator, like CoreAPI, only substitutes UPNs matching the configured pattern."""
     page = look_up(carol, "mallory@fabrikam.com")
@@ -187,6 +206,7 @@ def test_coreapi_refusing_the_substitution_is_explained_and_audited(carol: Clien
 
 
 def test_reveal_needs_a_reason_and_is_audited(carol: Client):
+    look_up(carol, "alice@contoso.com")
     refused = carol.post(
         "/support/users/alice@contoso.com/reveal", {"scope_key": "agent:travel-planner"}
     )
@@ -204,6 +224,7 @@ def test_reveal_needs_a_reason_and_is_audited(carol: Client):
 
 
 def test_reveal_of_an_agent_the_user_cannot_read_is_404(carol: Client):
+    look_up(carol, "bob@contoso.com")
     response = carol.post(
         "/support/users/bob@contoso.com/reveal",
         {"scope_key": "agent:travel-planner", "reason": "Looking around"},

@@ -34,6 +34,8 @@ from memory_ui.coreapi import (
     CoreAPIError,
     CoreAPIForbidden,
     CoreAPINotFound,
+    CoreAPIOutcomeUnknown,
+    CoreAPIPreconditionFailed,
     CoreAPIRateLimited,
     CoreAPIRejected,
     CoreAPIUnauthorized,
@@ -459,8 +461,9 @@ class Reply:
 CLOSE = Reply(status=0)  # drop the connection without answering
 
 
-def json_reply(data: object, status: int = 200) -> Reply:
-    return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
+def json_reply(data: object, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    headers = {"Content-Type": "application/json", **(headers or {})}
+    return Reply(status, json.dumps(data).encode(), headers)
 
 
 @dataclass(frozen=True)
@@ -842,9 +845,11 @@ def test_get_recovers_from_a_timeout(server: ScriptedServer, slow_client: CoreAP
 def test_post_timeout_is_not_retried(server: ScriptedServer, slow_client: CoreAPIClient) -> None:
     server.then(Reply(delay=5), json_reply(MEMORY_JSON))
 
-    with pytest.raises(CoreAPIUnavailable):
+    with pytest.raises(CoreAPIOutcomeUnknown) as caught:
         slow_client.append_memory(ALICE, "user", "- x")
 
+    # Sent, and no answer: it may have been applied, so never "nothing was changed".
+    assert caught.value.portal_status == 504 and caught.value.outcome_unknown
     assert len(server.seen) == 1
 
 
@@ -862,12 +867,42 @@ def test_post_on_a_dropped_connection_is_not_resent(
 ) -> None:
     server.then(CLOSE, json_reply(MEMORY_JSON))
 
-    with pytest.raises(CoreAPIUnavailable) as caught:
+    with pytest.raises(CoreAPIOutcomeUnknown) as caught:
         client.clear_memory(ALICE, "user")
 
     assert caught.value.status is None
     assert isinstance(caught.value.__cause__, requests.ConnectionError)
     assert len(server.seen) == 1
+
+
+def test_a_post_that_cannot_connect_is_known_not_sent() -> None:
+    client = CoreAPIClient(f"http://127.0.0.1:{free_port()}", INSTANCE, backoff=0)
+    with pytest.raises(CoreAPIUnavailable) as caught:
+        client.append_memory(ALICE, "user", "- x")
+    assert not caught.value.outcome_unknown
+    client.close()
+
+
+def test_etags_are_read_and_if_match_is_sent(server: ScriptedServer, client: CoreAPIClient):
+    etag = '"' + "a" * 64 + '"'
+    server.then(json_reply(MEMORY_JSON, headers={"ETag": etag}), json_reply(MEMORY_JSON))
+    memory = client.get_memory(ALICE, "user")
+    assert memory.etag == etag
+    assert client.import_memory(ALICE, "user", "# x", mode="replace", if_match=etag).etag is None
+    assert server.seen[1].headers["if-match"] == etag
+    assert "if-match" not in server.seen[0].headers
+
+
+def test_a_refused_precondition_is_its_own_error(server: ScriptedServer, client: CoreAPIClient):
+    server.then(Reply(412, b'{"title":"Precondition Failed","status":412}'))
+    with pytest.raises(CoreAPIPreconditionFailed) as caught:
+        client.clear_memory(ALICE, "user", if_match='"' + "b" * 64 + '"')
+    assert caught.value.portal_status == 409
+
+
+def test_if_match_must_be_an_entity_tag(client: CoreAPIClient):
+    with pytest.raises(ValueError, match="entity tag"):
+        client.clear_memory(ALICE, "user", if_match="no quotes\r\nX-Evil: 1")
 
 
 def free_port() -> int:

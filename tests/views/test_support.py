@@ -14,7 +14,9 @@ from django.test import Client
 from memory_ui import auth
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.views.conftest import SUPPORT_ROLE, signed_in
 from tests.views.helpers import (
+    FAILURES,
     body,
     each_failure,
     fail,
@@ -26,7 +28,9 @@ from tests.views.helpers import (
 )
 
 ALICE = "alice@contoso.com"
+BOB = "bob@contoso.com"
 OVERVIEW = f"/support/users/{ALICE}/"
+LOOK_UP_ALICE = "/support/?upn=alice%40contoso.com"
 REFUSED_403 = "CoreAPI refused to act for this user."
 
 SUPPORT_URLS = [
@@ -55,9 +59,16 @@ def look_up(client: Client, upn: str = ALICE):
     return client.get(found["Location"])
 
 
-def nonces(client: Client) -> dict[str, str]:
+def looked_up(client: Client, upn: str = ALICE) -> Client:
+    """`client` after the look-up form's POST for `upn`, without opening the overview (so
+    no CoreAPI call and no audit event yet)."""
+    assert client.post("/support/", {"upn": upn}).status_code == 302
+    return client
+
+
+def nonces(client: Client, upn: str = ALICE) -> dict[str, str]:
     """The single-use confirmations of the overview's export and clear forms."""
-    export, clear = field_values(body(look_up(client)), "nonce")
+    export, clear = field_values(body(look_up(client, upn)), "nonce")
     return {"export": export, "clear": clear}
 
 
@@ -157,7 +168,81 @@ def test_a_user_without_memory(carol: Client, fake: FakeCoreAPI):
 def test_the_overview_opens_only_through_the_look_up_form(carol: Client, fake: FakeCoreAPI):
     response = carol.get(OVERVIEW)
     assert response.status_code == 302
-    assert response["Location"] == "/support/?upn=alice%40contoso.com"
+    assert response["Location"] == LOOK_UP_ALICE
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+
+
+@pytest.mark.parametrize("action", ["reveal", "export", "clear"])
+def test_reveal_export_and_clear_need_a_look_up_in_this_session(
+    carol: Client, fake: FakeCoreAPI, action: str
+):
+    """Even with confirmations from a look-up in another session of the same staff member."""
+    elsewhere = signed_in(Client(), "carol@contoso.com", [SUPPORT_ROLE])
+    confirmations = nonces(elsewhere)
+    fake.calls.clear()
+    response = carol.post(
+        f"{OVERVIEW}{action}",
+        {
+            **on_behalf(confirmations.get(action, ""), scopes=["user", "agent:travel-planner"]),
+            "scope_key": "user",
+        },
+    )
+    assert response.status_code == 302
+    assert response["Location"] == LOOK_UP_ALICE
+    assert fake.calls == []
+    assert not AuditEvent.objects.exclude(action="lookup").exists()
+    assert "Prefers concise answers" in fake.text() and "aisle seats" in fake.text("travel-planner")
+    form = carol.get(response["Location"])
+    assert f'value="{ALICE}"' in body(form)  # prefilled, not looked up
+    assert f"Look {ALICE} up first; nothing was done." in page_text(form)
+    assert fake.calls == []
+
+
+def test_a_look_up_opens_only_that_user(carol: Client, fake: FakeCoreAPI):
+    looked_up(carol, ALICE)
+    response = carol.post(
+        f"/support/users/{BOB}/reveal", {"scope_key": "user", "reason": "User asked"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/support/?upn=bob%40contoso.com"
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+
+
+def test_an_upper_case_upn_is_looked_up_in_lower_case(carol: Client, fake: FakeCoreAPI):
+    """Entra compares UPNs case-insensitively; the portal uses one form, lower case, for the
+    overview's address, X-USER-IDENTITY, the audit trail and the confirmations."""
+    found = carol.post("/support/", {"upn": "  ALICE@CONTOSO.COM "})
+    assert found.status_code == 302
+    assert found["Location"] == OVERVIEW
+    page = carol.get(found["Location"])
+    assert page.status_code == 200
+    assert f"Memory of {ALICE}" in page_text(page)
+    assert fake.calls and all(call.upn == ALICE for call in fake.calls)
+    assert AuditEvent.objects.get(action="lookup").subject_upn == ALICE
+
+    # Another spelling of the address leads to the same page; the confirmations hold for it.
+    assert carol.get("/support/users/Alice@Contoso.COM/")["Location"] == OVERVIEW
+    export = field_values(body(page), "nonce")[0]
+    fake.calls.clear()
+    response = carol.post(
+        "/support/users/ALICE@CONTOSO.COM/export",
+        on_behalf(export, confirm_upn="Alice@Contoso.com"),
+    )
+    assert response.status_code == 200
+    assert "memory-alice_contoso.com-" in response["Content-Disposition"]
+    b"".join(response.streaming_content)
+    assert fake.called("export_memory")
+    assert all(call.upn == ALICE for call in fake.calls)
+    subjects = AuditEvent.objects.filter(action="export").values_list("subject_upn", flat=True)
+    assert set(subjects) == {ALICE}
+
+
+def test_an_upper_case_address_without_a_look_up_prefills_lower_case(
+    carol: Client, fake: FakeCoreAPI
+):
+    response = carol.get("/support/users/ALICE@CONTOSO.COM/")
+    assert response.status_code == 302
+    assert response["Location"] == LOOK_UP_ALICE
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
@@ -202,6 +287,7 @@ def test_lookup_when_the_portal_has_no_app_token(
 
 
 def test_reveal_shows_the_memory_and_is_audited(carol: Client, fake: FakeCoreAPI):
+    looked_up(carol)
     response = carol.post(
         f"{OVERVIEW}reveal",
         {"scope_key": "agent:travel-planner", "reason": "User asked what is stored"},
@@ -221,6 +307,7 @@ def test_reveal_shows_the_memory_and_is_audited(carol: Client, fake: FakeCoreAPI
 
 
 def test_reveal_needs_a_reason(carol: Client, fake: FakeCoreAPI):
+    looked_up(carol)
     response = carol.post(f"{OVERVIEW}reveal", {"scope_key": "user", "reason": "no"})
     assert response.status_code == 302 and response["Location"] == OVERVIEW
     assert not fake.called("get_memory") and not AuditEvent.objects.exists()
@@ -229,6 +316,7 @@ def test_reveal_needs_a_reason(carol: Client, fake: FakeCoreAPI):
 
 
 def test_reveal_of_a_memory_the_user_does_not_have_is_404(carol: Client, fake: FakeCoreAPI):
+    looked_up(carol)
     response = carol.post(
         f"{OVERVIEW}reveal", {"scope_key": "agent:finance-insights", "reason": "Looking around"}
     )
@@ -237,6 +325,7 @@ def test_reveal_of_a_memory_the_user_does_not_have_is_404(carol: Client, fake: F
 
 
 def test_reveal_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests):
+    looked_up(carol)
     for failure, method in each_failure(["list_agents", "get_memory"]):
         with subtests.test(failure.name, method=method):
             fail(fake, method, failure)
@@ -290,6 +379,49 @@ def test_a_confirmation_works_once(carol: Client, fake: FakeCoreAPI):
     assert 'value="Privacy request by email"' in body(replay)  # what was typed stays
     assert "Prefers concise answers" in fake.text()
     assert AuditEvent.objects.filter(action="clear").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("upn", "action"), [(BOB, "export"), (ALICE, "clear")], ids=["other-user", "other-action"]
+)
+def test_a_confirmation_holds_only_for_its_user_and_action(
+    carol: Client, fake: FakeCoreAPI, upn: str, action: str
+):
+    """A confirmation from alice's export form exports nothing else: not bob's memory, even
+    though carol looked bob up too, and not a clear of alice's."""
+    looked_up(carol, BOB)
+    alice_export = nonces(carol)["export"]
+    fake.calls.clear()
+    fields = on_behalf(alice_export, confirm_upn=upn, scopes=["user"])
+    response = carol.post(f"/support/users/{upn}/{action}", fields)
+    assert response.status_code == 409
+    assert "That confirmation was already used" in page_text(response)
+    assert f"Memory of {upn}" in page_text(response)
+    assert 'value="Privacy request by email"' in body(response)  # what was typed stays
+    assert 'value="PRIV-1234"' in body(response)
+    assert not fake.called("export_memory") and not fake.called("clear_memory")
+    assert not AuditEvent.objects.filter(action__in=["export", "clear"]).exists()
+    assert "Prefers concise answers" in fake.text()
+
+    # Sent elsewhere, it is used up; the page's fresh confirmation for this user works.
+    assert carol.post(f"{OVERVIEW}export", on_behalf(alice_export)).status_code == 409
+    fresh = dict(zip(("export", "clear"), field_values(body(response), "nonce"), strict=True))
+    retried = carol.post(f"/support/users/{upn}/{action}", {**fields, "nonce": fresh[action]})
+    assert retried.status_code == 200
+    assert {e.subject_upn for e in AuditEvent.objects.filter(action=action)} == {upn}
+
+
+def test_the_retry_confirmation_only_clears(carol: Client, fake: FakeCoreAPI):
+    """The results page's retry confirmation is for clearing that user's memory, nothing else."""
+    fail(fake, "clear_memory", next(f for f in FAILURES if f.name == "unavailable"))
+    result = carol.post(f"{OVERVIEW}clear", on_behalf(nonces(carol)["clear"], scopes=["user"]))
+    retry_nonce = field_value(body(result), "nonce")
+    fake.heal()
+    fake.calls.clear()
+    export = carol.post(f"{OVERVIEW}export", on_behalf(retry_nonce))
+    assert export.status_code == 409
+    assert not fake.called("export_memory")
+    assert not AuditEvent.objects.filter(action="export").exists()
 
 
 @pytest.mark.parametrize(

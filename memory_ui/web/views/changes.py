@@ -49,7 +49,7 @@ from memory_ui.web.htmx import (
     trigger,
 )
 from memory_ui.web.links import target_url
-from memory_ui.web.views.pages import memory_context, memory_page
+from memory_ui.web.views.pages import memory_context, memory_page, not_done
 
 # --- which memory ----------------------------------------------------------------------
 
@@ -87,7 +87,7 @@ def _changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: 
 
 def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) -> HttpResponse:
     """CoreAPI refused or failed a change: say so and leave the page as it was."""
-    messages.error(request, f"Nothing was changed. {exc.message}")
+    messages.error(request, not_done("Nothing was changed.", exc))
     if request.htmx:
         return no_swap(exc.portal_status)  # the toast is the whole answer
     return _page_now(request, target, status=exc.portal_status)
@@ -277,7 +277,8 @@ def append(request: HtmxHttpRequest) -> HttpResponse:
         data = form.cleaned_data
         result = memory_append(user_actor(request), target, data["content"], data["reason"])
     except CoreAPIError as exc:
-        return _append_panel(request, target, form, exc.portal_status, f"Nothing was added. {exc}")
+        error = not_done("Nothing was added.", exc)
+        return _append_panel(request, target, form, exc.portal_status, error)
     messages.success(request, f"Added your note to {target.name}.")
     if request.htmx:
         entries = parse_document(result.content_markdown).entries
@@ -329,11 +330,17 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _clear_panel(request, target)
     if form.errors:
-        return _clear_panel(request, target, status=400, error=forms.ClearForm.CONFIRM_MESSAGE)
+        return _clear_panel(request, target, status=400, error=forms.first_error(form))
     try:
-        result = memory_clear(user_actor(request), target)
+        result = memory_clear(user_actor(request), target, form.cleaned_data["version"])
+    except MemoryChanged:
+        error = (
+            "This memory changed since you opened this confirmation, so nothing was cleared. "
+            "Check what it holds now, then confirm again."
+        )
+        return _clear_panel(request, target, status=409, error=error)
     except CoreAPIError as exc:
-        error = f"Nothing was cleared. {exc.message}"
+        error = not_done("Nothing was cleared.", exc)
         return _clear_panel(request, target, status=exc.portal_status, error=error)
     stores.undo_forget_target(request.session, target)
     messages.success(request, f"Cleared {target.name}.")

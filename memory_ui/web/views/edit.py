@@ -15,12 +15,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.diffs import diff_lines, merge_changes
 from memory_ui.memory.documents import content_hash
-from memory_ui.memory.operations import MemoryChanged, Version, memory_read, memory_replace
+from memory_ui.memory.operations import MemoryChanged, Version, memory_read, memory_rewrite
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, user_actor
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.views.pages import not_done
 
 
 def _render_edit(
@@ -65,18 +66,24 @@ def _edit_save(
     data = form.cleaned_data
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
-        memory_replace(user_actor(request), target, data["content"], started_from=started_from)
+        done = memory_rewrite(
+            user_actor(request), target, lambda _: data["content"], started_from=started_from
+        )
     except MemoryChanged as exc:
         typed = {**typed, "current_version": Version.of(exc.current).token()}
         diff = diff_lines(exc.current.content_markdown, data["content"])
         return _render_edit(request, target, status=409, conflict=True, diff=diff, **typed)
     except CoreAPIError as exc:
-        error = f"Nothing was saved. {exc.message}"
+        error = not_done("Nothing was saved.", exc)
         return _render_edit(request, target, status=exc.portal_status, error=error, **typed)
     if data["content"].strip():
         messages.success(request, f"Saved {target.name}.")
     else:
         messages.success(request, f"Saved: {target.name} is now empty.")
+    if done.moved:
+        messages.warning(
+            request, "Something else changed this memory right after you saved: check it below."
+        )
     return redirect_to(request, target_url(target))
 
 

@@ -62,6 +62,12 @@ def agent_card(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
     return _card(request, "agent", agent_name)
 
 
+def not_done(prefix: str, error: CoreAPIError) -> str:
+    """Why a change failed: "Nothing was …" only when that is certain (a write that got
+    no answer may still be applied)."""
+    return error.message if error.outcome_unknown else f"{prefix} {error.message}"
+
+
 def memory_context(loaded: Loaded, view: str = "rendered") -> dict[str, object]:
     """What memory.html shows of one memory (after a change as well as on a visit)."""
     target = loaded.target

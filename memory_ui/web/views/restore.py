@@ -248,7 +248,7 @@ def _restore(
                 False, "Changed since your preview, so it was left alone. Check it and retry."
             )
         except CoreAPIError as exc:
-            staged.outcomes[key] = RestoreOutcome(False, exc.message)
+            staged.outcomes[key] = RestoreOutcome(False, exc.message, exc.outcome_unknown)
     staged.mode = mode
     failed = sum(not staged.outcomes[key].ok for key in keys)
     if failed:

@@ -1,7 +1,10 @@
 """Support staff: look a user up, reveal, export or clear their memory on request.
 
 Every view here checks the support role itself (`access.support_required`), and every
-action leaves an audit event (through `memory.operations`). Calls to CoreAPI use the
+action leaves an audit event (through `memory.operations`). A user's overview, reveal,
+export and clear work only after a look-up of that user in this session, always for the
+canonical (lower-case) UPN (`forms.valid_upn`), and each export or clear confirmation is
+good once, for the user and the action it was issued for. Calls to CoreAPI use the
 portal's own app token plus X-USER-IDENTITY for the looked-up user
 (docs/architecture.md, Identity and authorization); end-user calls never do.
 """
@@ -63,6 +66,27 @@ def _not_a_upn(request: HttpRequest, upn: str) -> HttpResponse:
     return render(request, "memory_ui/support/home.html", context, status=400)
 
 
+def _look_up_first(upn: str) -> HttpResponse:
+    """The look-up form, filled in: a user's pages open, and act, only after a look-up in
+    this session."""
+    return redirect(f"{reverse('support_home')}?{urlencode({'upn': upn})}")
+
+
+def _looked_up_upn(request: HttpRequest, upn: str) -> str | HttpResponse:
+    """The canonical form of the URL's UPN (`valid_upn`) when this session looked that user
+    up; otherwise the answer: 400 for a malformed UPN, the look-up form for the others.
+    Reveal, export and clear check this before anything else, so nothing is done or
+    audited without a look-up."""
+    canonical = valid_upn(upn)
+    if canonical is None:
+        return _not_a_upn(request, upn)
+    if not stores.looked_up(request.session, canonical):
+        if request.method == "POST":
+            messages.warning(request, f"Look {canonical} up first; nothing was done.")
+        return _look_up_first(canonical)
+    return canonical
+
+
 def _overview_context(
     request: HttpRequest, upn: str, actor: Actor, targets: list[Target]
 ) -> dict[str, Any]:
@@ -71,8 +95,8 @@ def _overview_context(
         "upn": upn,
         "summaries": summaries,
         "scope_choices": [(s.key, s.target.label) for s in summaries],
-        "export_nonce": stores.nonce_issue(request.session),
-        "clear_nonce": stores.nonce_issue(request.session),
+        "export_nonce": stores.nonce_issue(request.session, upn, "export"),
+        "clear_nonce": stores.nonce_issue(request.session, upn, "clear"),
     }
 
 
@@ -96,10 +120,12 @@ def _refused(
 @require_GET
 @support_required
 def support_user(request: HttpRequest, upn: str) -> HttpResponse:
-    if valid_upn(upn) is None:
-        return _not_a_upn(request, upn)
-    if not stores.looked_up(request.session, upn):
-        return redirect(f"{reverse('support_home')}?{urlencode({'upn': upn})}")
+    checked = _looked_up_upn(request, upn)
+    if isinstance(checked, HttpResponse):
+        return checked
+    if checked != upn:
+        # One address per user: the canonical UPN (a link may spell it otherwise).
+        return redirect("support_user", upn=checked)
     try:
         actor = support_actor(request, upn)
         targets = user_lookup(actor)
@@ -115,10 +141,14 @@ def support_user(request: HttpRequest, upn: str) -> HttpResponse:
 @require_POST
 @support_required
 def support_reveal(request: HttpRequest, upn: str) -> HttpResponse:
+    checked = _looked_up_upn(request, upn)
+    if isinstance(checked, HttpResponse):
+        return checked
+    upn = checked
     form = RevealForm(request.POST)
-    if valid_upn(upn) is None or not form.is_valid():
+    if not form.is_valid():
         messages.error(request, "Give a reason (at least 5 characters) to reveal memory.")
-        return redirect("support_user", upn=upn) if valid_upn(upn) else redirect("support_home")
+        return redirect("support_user", upn=upn)
     reason = form.cleaned_data["reason"]
     try:
         revealed = memory_reveal(
@@ -144,9 +174,8 @@ def _on_behalf(
     request: HttpRequest, upn: str, action: str
 ) -> tuple[Actor, list[Target], list[str]] | HttpResponse:
     """Check an export/clear request: the actor (with reason and ticket), the user's
-    memories and the chosen ones; or the response when it can't go ahead."""
-    if valid_upn(upn) is None:
-        return _not_a_upn(request, upn)
+    memories and the chosen ones; or the response when it can't go ahead. `upn` is
+    canonical (`_on_behalf_of`)."""
     try:
         actor = support_actor(request, upn)
         targets = all_targets(agents_list(actor))
@@ -156,7 +185,7 @@ def _on_behalf(
     form = OnBehalfForm(
         request.POST, upn=upn, scope_choices=choices, scopes_required=action == "clear"
     )
-    if not form.spend_nonce(request.session):
+    if not form.spend_nonce(request.session, upn=upn, action=action):
         # The overview again, with what was typed and a fresh confirmation.
         context = {**_overview_context(request, upn, actor, targets), f"{action}_form": form}
         status = 409 if form.replayed else 400
@@ -167,12 +196,17 @@ def _on_behalf(
 
 
 def _on_behalf_of(action: str) -> Callable[[View], View]:
-    """The view runs only for a checked request (`_on_behalf`), with its actor, the user's
-    memories and the chosen ones."""
+    """The view runs only for a user looked up in this session and a checked request
+    (`_on_behalf`), with the canonical UPN, its actor, the user's memories and the chosen
+    ones."""
 
     def decorate(view: View) -> View:
         @wraps(view)
         def wrapper(request: HttpRequest, upn: str) -> HttpResponse:
+            looked_up = _looked_up_upn(request, upn)
+            if isinstance(looked_up, HttpResponse):
+                return looked_up
+            upn = looked_up
             checked = _on_behalf(request, upn, action)
             if isinstance(checked, HttpResponse):
                 return checked
@@ -196,7 +230,7 @@ def support_clear(
         "failed_keys": [r.key for r in results if r.error],
         "reason": actor.reason,
         "ticket": actor.ticket,
-        "nonce": stores.nonce_issue(request.session),
+        "nonce": stores.nonce_issue(request.session, upn, "clear"),
     }
     # 200 even when some failed: the page reports each one, and Django would not save the
     # session (the spent confirmation, the retry's new one) on a 5xx response.

@@ -44,6 +44,7 @@ from memory_ui.web import forms, stores
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.views.pages import not_done
 
 DOWNLOAD_COOKIE = "download_ready"  # read by static/js/portal.js to end "Preparing…"
 
@@ -298,7 +299,7 @@ def _import(request: HtmxHttpRequest, target: Target, form: forms.ImportConfirmF
             status=409,
         )
     except CoreAPIError as exc:
-        error = f"Nothing was imported. {exc.message}"
+        error = not_done("Nothing was imported.", exc)
         return _confirm_again(request, target, form, error, exc.portal_status)
     messages.success(request, f"Imported {imported.source} into {target.name}: {done}.")
     return redirect(target_url(target))
