@@ -108,6 +108,13 @@ class StagedRestore:
     source: str
     mode: str = "replace"
     outcomes: dict[str, RestoreOutcome] = field(default_factory=dict)
+    # What the last apply set out to restore: those without an outcome were not reached
+    # (the request stopped midway), and applying the preview again finishes them.
+    chosen: list[str] = field(default_factory=list)
+
+    @property
+    def interrupted(self) -> list[str]:
+        return [key for key in self.chosen if key not in self.outcomes]
 
 
 def _stage_key(owner_oid: str, token: str) -> str:

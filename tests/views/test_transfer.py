@@ -744,3 +744,52 @@ def test_restore_of_another_users_archive_offers_only_the_users_agents(
 def test_restore_needs_a_signed_in_user(client: Client, fake: FakeCoreAPI):
     response = client.post("/import/archive", {})
     assert response.status_code == 302 and response["Location"].startswith("/auth/login")
+
+
+def test_a_restore_stopped_midway_shows_what_is_left_and_finishes_when_applied_again(
+    alice: Client, fake: FakeCoreAPI, monkeypatch
+):
+    archive = make_archive(
+        {"it-helpdesk": "- helpdesk back\n", "travel-planner": "- travel back\n"}
+    )
+    preview_url = upload(alice, archive)["Location"]
+    apply_url, versions = plan(alice, preview_url)
+    imports = fake.import_memory
+    travel = fake.object_id("travel-planner")
+
+    def worker_dies(auth, scope, text, **kwargs):
+        # The worker is killed (a deploy, a timeout) after the first memory was restored.
+        if kwargs.get("agent_object_id") == travel:
+            raise RuntimeError("worker killed")
+        return imports(auth, scope, text, **kwargs)
+
+    monkeypatch.setattr(fake, "import_memory", worker_dies)
+    chosen = {
+        "mode": "replace",
+        "confirm_replace": "yes",
+        "scopes": ["agent:it-helpdesk", "agent:travel-planner"],
+        **{f"version-{key}": value for key, value in versions.items()},
+    }
+    with pytest.raises(RuntimeError):
+        alice.post(apply_url, chosen)
+    monkeypatch.setattr(fake, "import_memory", imports)
+
+    page = alice.get(preview_url)
+    text = page_text(page)
+    assert "The last import stopped before it finished: 1 of 2 was not reached." in text
+    assert "IT Helpdesk: done. Replaced" in text
+    checked = re.findall(r'name="scopes" value="([^"]+)"[^>]*checked', body(page))
+    assert checked == ["agent:travel-planner"]
+
+    apply_url, versions = plan(alice, preview_url)
+    again = alice.post(
+        apply_url,
+        {"mode": "replace", "confirm_replace": "yes", "scopes": checked,
+         "version-agent:travel-planner": versions["agent:travel-planner"]},
+    )  # fmt: skip
+    assert again.status_code == 302
+    assert (fake.text("it-helpdesk"), fake.text("travel-planner")) == (
+        "- helpdesk back\n",
+        "- travel back\n",
+    )
+    assert "stopped before it finished" not in page_text(alice.get(preview_url))

@@ -120,7 +120,10 @@ def _plan_page(
     except CoreAPIError as exc:
         return failure_page(request, exc, reverse("import_home"), "import")
     failed = [key for key, outcome in staged.outcomes.items() if not outcome.ok]
-    selected = failed if staged.outcomes else [row.key for row in rows if row.ready]
+    if staged.outcomes or staged.chosen:
+        selected = failed + staged.interrupted
+    else:
+        selected = [row.key for row in rows if row.ready]
     archive_upn = staged.archive.upn
     context = {
         "token": token,
@@ -221,21 +224,26 @@ def apply(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> HttpRe
         if unusable and "mode" not in form.errors:
             error = f"These cannot be imported: {', '.join(unusable)}. Nothing was imported."
         return _plan_page(request, token, staged, form, error=error)
-    _restore(request, staged, targets, form)
-    stores.stage_restore(signed_in(request).oid, staged, token)
+    _restore(request, token, staged, targets, form)
     return redirect("import_archive_preview", token=token)
 
 
 def _restore(
     request: HtmxHttpRequest,
+    token: str,
     staged: StagedRestore,
     targets: dict[str, Target | str],
     form: forms.RestoreForm,
 ) -> None:
-    """Each chosen file on its own; the outcome of each goes into `staged`."""
+    """Each chosen file on its own; the outcome of each goes into `staged`, kept after
+    every file, so a restore stopped midway shows what was done and what was not."""
     keys, mode = form.cleaned_data["scopes"], form.cleaned_data["mode"]
     files = {archived.key: archived for archived in staged.archive.files}
-    actor = user_actor(request)
+    actor, owner = user_actor(request), signed_in(request).oid
+    for key in keys:
+        staged.outcomes.pop(key, None)
+    staged.chosen, staged.mode = keys, mode
+    stores.stage_restore(owner, staged, token)
     for key in keys:
         target = targets[key]
         assert isinstance(target, Target)
@@ -249,7 +257,7 @@ def _restore(
             )
         except CoreAPIError as exc:
             staged.outcomes[key] = RestoreOutcome(False, exc.message, exc.outcome_unknown)
-    staged.mode = mode
+        stores.stage_restore(owner, staged, token)
     failed = sum(not staged.outcomes[key].ok for key in keys)
     if failed:
         messages.warning(
