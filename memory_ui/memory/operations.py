@@ -13,14 +13,12 @@ request's own database connection.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cached_property
 
 from django.conf import settings
-from django.utils import timezone
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.coreapi import (
@@ -34,7 +32,6 @@ from memory_ui.coreapi import (
 )
 from memory_ui.coreapi import client as coreapi
 from memory_ui.identity import Identity
-from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
 from memory_ui.memory.documents import (
     Document,
     content_hash,
@@ -130,7 +127,7 @@ def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return list(pool.map(step, items))
 
 
-def _audit(actor: Actor, action: str, target: Target, **fields: object) -> None:
+def audit_step(actor: Actor, action: str, target: Target, **fields: object) -> None:
     audit_record(
         actor.who,
         action,
@@ -186,7 +183,7 @@ def memory_reveal(actor: Actor, key: str) -> Loaded | None:
             actor.who, Action.REVEAL, subject_upn=actor.subject_upn, reason=actor.reason, error=exc
         )
         raise
-    _audit(actor, Action.REVEAL, target, before=memory.content_markdown)
+    audit_step(actor, Action.REVEAL, target, before=memory.content_markdown)
     return Loaded(target, memory)
 
 
@@ -217,7 +214,7 @@ def _read_for(actor: Actor, action: str, target: Target) -> Memory:
     try:
         return memory_read(actor, target)
     except CoreAPIError as exc:
-        _audit(actor, action, target, error=exc)
+        audit_step(actor, action, target, error=exc)
         raise
 
 
@@ -251,9 +248,9 @@ def _write(
         except CoreAPIOutcomeUnknown as exc:
             result = _settled(actor, target, exc, done)
     except CoreAPIError as exc:
-        _audit(actor, action, target, error=exc)
+        audit_step(actor, action, target, error=exc)
         raise
-    _audit(
+    audit_step(
         actor,
         action,
         target,
@@ -396,78 +393,3 @@ def memory_clear_many(actor: Actor, targets: list[Target]) -> list[Loaded]:
         except CoreAPIError as exc:
             results.append(Loaded(target, error=exc))
     return results
-
-
-# --- export and restore ------------------------------------------------------------------
-
-
-def memory_export(actor: Actor, target: Target) -> str:
-    """The document as CoreAPI exports it (combined: what the agent reads), audited."""
-    return memory_export_many(actor, [target])[0]
-
-
-def memory_export_many(actor: Actor, targets: list[Target]) -> list[str]:
-    """Several exports, a few at a time. Each is audited afterwards on this thread; the
-    first failure is raised once all are audited."""
-
-    def fetch(target: Target) -> str | CoreAPIError:
-        try:
-            return coreapi.get_client().export_memory(
-                actor.auth, target.scope, agent_object_id=target.agent_object_id
-            )
-        except CoreAPIError as exc:
-            return exc
-
-    results = fan_out(fetch, targets)
-    for target, result in zip(targets, results, strict=True):
-        if isinstance(result, CoreAPIError):
-            _audit(actor, Action.EXPORT, target, error=result)
-        else:
-            _audit(actor, Action.EXPORT, target, before=result)
-    texts = []
-    for result in results:
-        if isinstance(result, CoreAPIError):
-            raise result
-        texts.append(result)
-    return texts
-
-
-def export_archive(
-    actor: Actor, agents: list[Agent], upn: str, *, now: datetime | None = None
-) -> Iterator[bytes]:
-    """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
-    document is fetched now (and may raise CoreAPIError, with every export audited
-    first); the returned iterator then only compresses. Works for support staff too."""
-    targets = all_targets(agents)
-    # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        reads = reader.submit(fan_out, lambda target: memory_read(actor, target), targets)
-        texts = memory_export_many(actor, targets)
-        memories = reads.result()
-    documents = [
-        ExportedDocument(target, text, memory.updated_on)
-        for target, text, memory in zip(targets, texts, memories, strict=True)
-    ]
-    exported_at = now or timezone.now()
-    return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
-
-
-def restore_file(
-    actor: Actor, target: Target, archived: ArchiveFile, mode: str, started_from: Version | None
-) -> str:
-    """Put one archived document back and say what was done. "replace" restores it byte
-    for byte (an empty file clears), unless the document changed since `started_from`
-    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError."""
-    if archived.text is None:
-        raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
-    if mode == "replace":
-        memory_replace(
-            actor, target, archived.text, started_from=started_from, action=Action.IMPORT
-        )
-        return "Replaced" if archived.text.strip() else "Cleared (empty in the archive)"
-    if mode != "append":
-        raise ValueError(f"unknown import mode {mode!r}")
-    if not archived.text.strip():
-        return "Nothing to add (empty in the archive)"
-    memory_import_append(actor, target, archived.text)
-    return "Appended"

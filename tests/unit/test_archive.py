@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_ui.coreapi import Agent, CoreAPIUnavailable
-from memory_ui.memory import archive, operations
+from memory_ui.memory import archive, exports
 from memory_ui.memory.archive import (
     ArchiveLimits,
     ArchiveRefused,
@@ -164,19 +164,19 @@ def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
         asked.append([t.agent.name if t.agent else "user" for t in targets])
         raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
-    monkeypatch.setattr(operations, "memory_export_many", export_many)
-    monkeypatch.setattr(operations, "memory_read", lambda actor, target: _memory())
+    monkeypatch.setattr(exports, "memory_export_many", export_many)
+    monkeypatch.setattr(exports, "memory_read", lambda actor, target: _memory())
     with pytest.raises(CoreAPIUnavailable):
-        operations.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
+        exports.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
     assert asked == [["user", "travel-planner", "it-helpdesk"]]
 
 
 def test_export_archive_returns_a_lazy_stream(monkeypatch):
     monkeypatch.setattr(
-        operations, "memory_export_many", lambda actor, targets: ["- fact\n"] * len(targets)
+        exports, "memory_export_many", lambda actor, targets: ["- fact\n"] * len(targets)
     )
-    monkeypatch.setattr(operations, "memory_read", lambda actor, target: _memory())
-    stream = operations.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
+    monkeypatch.setattr(exports, "memory_read", lambda actor, target: _memory())
+    stream = exports.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
     assert not isinstance(stream, bytes | list)
     parsed = read_archive(b"".join(stream), LIMITS)
     assert [f.key for f in parsed.files] == ["user", "agent:travel-planner"]

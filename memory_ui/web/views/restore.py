@@ -21,12 +21,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory.archive import ArchiveFile, ArchiveLimits, ParsedArchive
+from memory_ui.memory.exports import restore_file
 from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
     Version,
     memory_load_many,
-    restore_file,
 )
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms, stores

@@ -28,11 +28,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memory_ui import auth
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.exports import export_archive
 from memory_ui.memory.operations import (
     Actor,
     agents_list,
     credentials_failed,
-    export_archive,
     memory_clear_many,
     memory_load_many,
     memory_reveal,

@@ -28,11 +28,10 @@ from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory import uploads
 from memory_ui.memory.diffs import diff_lines
 from memory_ui.memory.documents import appended, entry_heading
+from memory_ui.memory.exports import export_archive, memory_export
 from memory_ui.memory.operations import (
     MemoryChanged,
     Version,
-    export_archive,
-    memory_export,
     memory_import_append,
     memory_load,
     memory_read,

@@ -1,0 +1,98 @@
+"""Exports and restores: one memory as CoreAPI exports it, many at a time, "Export
+everything" as a zip, and one archived document put back. Audited like every step in
+`memory_ui.memory.operations`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+from django.utils import timezone
+
+from memory_ui.audit import Action
+from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.coreapi import client as coreapi
+from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
+from memory_ui.memory.operations import (
+    Actor,
+    Version,
+    audit_step,
+    fan_out,
+    memory_import_append,
+    memory_read,
+    memory_replace,
+)
+from memory_ui.memory.targets import Target, all_targets
+
+
+def memory_export(actor: Actor, target: Target) -> str:
+    """The document as CoreAPI exports it (combined: what the agent reads), audited."""
+    return memory_export_many(actor, [target])[0]
+
+
+def memory_export_many(actor: Actor, targets: list[Target]) -> list[str]:
+    """Several exports, a few at a time. Each is audited afterwards on this thread; the
+    first failure is raised once all are audited."""
+
+    def fetch(target: Target) -> str | CoreAPIError:
+        try:
+            return coreapi.get_client().export_memory(
+                actor.auth, target.scope, agent_object_id=target.agent_object_id
+            )
+        except CoreAPIError as exc:
+            return exc
+
+    results = fan_out(fetch, targets)
+    for target, result in zip(targets, results, strict=True):
+        if isinstance(result, CoreAPIError):
+            audit_step(actor, Action.EXPORT, target, error=result)
+        else:
+            audit_step(actor, Action.EXPORT, target, before=result)
+    texts = []
+    for result in results:
+        if isinstance(result, CoreAPIError):
+            raise result
+        texts.append(result)
+    return texts
+
+
+def export_archive(
+    actor: Actor, agents: list[Agent], upn: str, *, now: datetime | None = None
+) -> Iterator[bytes]:
+    """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
+    document is fetched now (and may raise CoreAPIError, with every export audited
+    first); the returned iterator then only compresses. Works for support staff too."""
+    targets = all_targets(agents)
+    # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        reads = reader.submit(fan_out, lambda target: memory_read(actor, target), targets)
+        texts = memory_export_many(actor, targets)
+        memories = reads.result()
+    documents = [
+        ExportedDocument(target, text, memory.updated_on)
+        for target, text, memory in zip(targets, texts, memories, strict=True)
+    ]
+    exported_at = now or timezone.now()
+    return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
+
+
+def restore_file(
+    actor: Actor, target: Target, archived: ArchiveFile, mode: str, started_from: Version | None
+) -> str:
+    """Put one archived document back and say what was done. "replace" restores it byte
+    for byte (an empty file clears), unless the document changed since `started_from`
+    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError."""
+    if archived.text is None:
+        raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
+    if mode == "replace":
+        memory_replace(
+            actor, target, archived.text, started_from=started_from, action=Action.IMPORT
+        )
+        return "Replaced" if archived.text.strip() else "Cleared (empty in the archive)"
+    if mode != "append":
+        raise ValueError(f"unknown import mode {mode!r}")
+    if not archived.text.strip():
+        return "Nothing to add (empty in the archive)"
+    memory_import_append(actor, target, archived.text)
+    return "Appended"
