@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,17 +23,11 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import requests
+from _stack import UPN, sign_in, start_devstack, start_portal
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from devstack import coreapi as coreapi_module  # noqa: E402
-from devstack import idp as idp_module  # noqa: E402
-from devstack.config import Agent, load_fixtures  # noqa: E402
-from devstack.coreapi.faults import Faults  # noqa: E402
-from tests.pages import form_with_button, forms  # noqa: E402
-
-UPN = "alice@contoso.com"
+from devstack.config import Agent, load_fixtures
+from devstack.coreapi.faults import Faults
+from tests.pages import forms
 
 
 def many_agents_fixtures(count: int):
@@ -65,37 +55,6 @@ def many_agents_fixtures(count: int):
     )
     user_memory = tuple(m for m in demo.memory if m["upn"] == UPN and m["scope"] == "user")
     return dataclasses.replace(demo, agents=agents, memory=user_memory + memory)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            requests.get(url, timeout=1)
-            return
-        except requests.ConnectionError:
-            time.sleep(0.1)
-    raise SystemExit(f"{url} did not come up")
-
-
-def sign_in(portal: str, ca: str) -> requests.Session:
-    browser = requests.Session()
-    browser.trust_env = False  # REQUESTS_CA_BUNDLE would override the dev CA
-    browser.verify = ca
-    picker = browser.get(f"{portal}/auth/login?next=/", timeout=30)
-    form = form_with_button(picker.text, "upn", UPN, base_url=picker.url)
-    back = browser.post(
-        form.action, data={**form.fields, "upn": UPN}, allow_redirects=False, timeout=30
-    )
-    # Stop at the callback: the first dashboard load is then measured cold.
-    done = browser.get(back.headers["Location"], allow_redirects=False, timeout=30)
-    assert done.status_code == 302, done.status_code
-    return browser
 
 
 def timed(call) -> tuple[float, requests.Response]:
@@ -142,53 +101,16 @@ def main() -> None:
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="memory-portal-bench-"))
-    demo = many_agents_fixtures(args.agents)
-    idp = idp_module.start(home=home, fixtures_=demo)
-    coreapi = coreapi_module.start(
-        home=home,
-        idp_url=idp.url,
-        fixtures_=demo,
-        faults=Faults(latency_ms=args.latency_ms, path_regex="^/instances/"),
+    stack = start_devstack(
+        home,
+        many_agents_fixtures(args.agents),
+        Faults(latency_ms=args.latency_ms, path_regex="^/instances/"),
     )
-    ca = str(home / "ca.pem")
-    port = free_port()
-    portal = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": "benchmark-only-secret-key-0123456789abcdefghijklmnop",
-        "PORTAL_HTTPS": "false",
-        "DATABASE_URL": f"sqlite:///{home / 'portal.sqlite3'}",
-        "ENTRA_AUTHORITY": f"{idp.url}/{demo.tenant_id}",
-        "ENTRA_CLIENT_SECRET": demo.portal.client_secret,
-        "ENTRA_INSTANCE_DISCOVERY": "false",
-        "PORTAL_CA_BUNDLE": ca,
-        "COREAPI_BASE_URL": coreapi.url,
-        "PORTAL_LOG_LEVEL": "WARNING",
-        "DJANGO_STATIC_ROOT": str(home / "static"),
-    }
-    python = sys.executable
-    for command in (["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]):
-        subprocess.run([python, "manage.py", *command], cwd=REPO, env=env, check=True)
-    server = subprocess.Popen(
-        # The production server, as the README runs it: runserver's replies stall on
-        # delayed ACKs (about 40 ms each) and would measure the dev server, not the portal.
-        [
-            str(Path(python).with_name("gunicorn")),
-            "portal.wsgi",
-            f"--bind=127.0.0.1:{port}",
-            f"--workers={args.workers}",
-            "--threads=16",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(home / "portal.log").open("w"),
-    )
-    print(f"portal log: {home / 'portal.log'}")
+    portal_server = start_portal(stack, workers=args.workers)
+    portal = portal_server.url
+    print(f"portal log: {portal_server.log}")
     try:
-        wait_for(f"{portal}/healthz", time.monotonic() + 30)
-        browser = sign_in(portal, ca)
+        browser = sign_in(portal, stack.ca)
         first_paints, cards_walls, sequential_sums, exports = [], [], [], []
         for _ in range(args.runs):
             first_paint, page = timed(lambda: browser.get(f"{portal}/", timeout=60))
@@ -220,10 +142,8 @@ def main() -> None:
         else:
             print("export everything: no export form found on the dashboard")
     finally:
-        server.terminate()
-        server.wait(timeout=10)
-        coreapi.stop()
-        idp.stop()
+        portal_server.stop()
+        stack.stop()
 
 
 if __name__ == "__main__":
