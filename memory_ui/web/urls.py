@@ -16,11 +16,11 @@ urlpatterns = [
     path("auth/logout", signin.logout_view, name="auth_logout"),
     path("auth/signed-out", signin.signed_out_view, name="signed_out"),
     # reading
-    path("cards/user", pages.user_card, name="card_user"),
-    path("cards/agents/<slug:agent_name>", pages.agent_card, name="card_agent"),
-    path("memory/user", pages.user_memory, name="memory_user"),
-    path(agent, pages.agent_memory, name="memory_agent"),
-    path(f"{agent}/combined", pages.agent_combined, name="memory_combined"),
+    path("cards/user", pages.card, {"scope": "user"}, name="card_user"),
+    path("cards/agents/<slug:agent_name>", pages.card, {"scope": "agent"}, name="card_agent"),
+    path("memory/user", pages.show, {"scope": "user"}, name="memory_user"),
+    path(agent, pages.show, {"scope": "agent"}, name="memory_agent"),
+    path(f"{agent}/combined", pages.show, {"scope": "combined"}, name="memory_combined"),
     # changing
     path("memory/edit", edit.edit, name="memory_edit"),
     path("memory/edit/preview", edit.edit_preview, name="memory_edit_preview"),
@@ -31,9 +31,11 @@ urlpatterns = [
     path("memory/items/delete", changes.delete_list_item, name="memory_delete_item"),
     path("memory/undo", changes.undo, name="memory_undo"),
     # export and import one memory
-    path("memory/user/export", transfer.export_user, name="export_user"),
-    path(f"{agent}/export", transfer.export_agent, name="export_agent"),
-    path(f"{agent}/combined/export", transfer.export_combined, name="export_combined"),
+    path("memory/user/export", transfer.export, {"scope": "user"}, name="export_user"),
+    path(f"{agent}/export", transfer.export, {"scope": "agent"}, name="export_agent"),
+    path(
+        f"{agent}/combined/export", transfer.export, {"scope": "combined"}, name="export_combined"
+    ),
     path("export/everything", transfer.export_everything, name="export_everything"),
     path("memory/user/import", transfer.import_form, name="import_user"),
     path("memory/user/import/preview", transfer.import_preview, name="import_preview_user"),

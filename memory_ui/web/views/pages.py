@@ -32,34 +32,25 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def _card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+@require_GET
+@login_required
+def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+    """One dashboard card; the route names its scope."""
     try:
-        card = memory_load(user_actor(request), target_for(request, scope, agent_name))
+        loaded = memory_load(user_actor(request), target_for(request, scope, agent_name))
     except CoreAPIError as exc:
-        card = Loaded(Target("user"), error=exc)  # the agent list failed: no target to show
+        loaded = Loaded(Target("user"), error=exc)  # the agent list failed: no target to show
     return render_fragment(
         request,
         "memory_ui/card.html#card",
         {
-            "card": card,
-            "agent": card.target.agent,
+            "card": loaded,
+            "agent": loaded.target.agent,
             "agent_name": agent_name,
             "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
         },
-        status=card.error.portal_status if card.error else 200,
+        status=loaded.error.portal_status if loaded.error else 200,
     )
-
-
-@require_GET
-@login_required
-def user_card(request: HtmxHttpRequest) -> HttpResponse:
-    return _card(request, "user")
-
-
-@require_GET
-@login_required
-def agent_card(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
-    return _card(request, "agent", agent_name)
 
 
 def not_done(prefix: str, error: CoreAPIError) -> str:
@@ -94,7 +85,10 @@ def memory_page(
     return render_page(request, "memory_ui/memory.html", "content", context, status=status)
 
 
-def _show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+@require_GET
+@login_required
+def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
+    """A memory page (user, agent or combined: the route names the scope)."""
     try:
         target = target_for(request, scope, agent_name)
     except CoreAPIError as exc:
@@ -106,21 +100,3 @@ def _show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpRes
             status=exc.portal_status,
         )
     return memory_page(request, memory_load(user_actor(request), target))
-
-
-@require_GET
-@login_required
-def user_memory(request: HtmxHttpRequest) -> HttpResponse:
-    return _show(request, "user")
-
-
-@require_GET
-@login_required
-def agent_memory(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
-    return _show(request, "agent", agent_name)
-
-
-@require_GET
-@login_required
-def agent_combined(request: HtmxHttpRequest, agent_name: str) -> HttpResponse:
-    return _show(request, "combined", agent_name)

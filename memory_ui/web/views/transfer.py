@@ -86,8 +86,12 @@ def _attachment(
     return response
 
 
-def _download(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponseBase:
-    """One memory as a .md file (combined: what the agent reads)."""
+@require_GET
+@login_required
+@never_cache
+def export(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponseBase:
+    """One memory as a .md file (combined: what the agent reads); the route names the
+    scope."""
     back = reverse(f"memory_{scope}", args=[agent_name] if agent_name else [])
     try:
         target = target_for(request, scope, agent_name)
@@ -96,27 +100,6 @@ def _download(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> Htt
         return failure_page(request, exc, back, "export")
     response = HttpResponse(text.encode("utf-8"), content_type="text/markdown; charset=utf-8")
     return _attachment(request, response, f"{target.download_stem}-{_today()}.md")
-
-
-@require_GET
-@login_required
-@never_cache
-def export_user(request: HtmxHttpRequest) -> HttpResponseBase:
-    return _download(request, "user")
-
-
-@require_GET
-@login_required
-@never_cache
-def export_agent(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
-    return _download(request, "agent", agent_name)
-
-
-@require_GET
-@login_required
-@never_cache
-def export_combined(request: HtmxHttpRequest, agent_name: str) -> HttpResponseBase:
-    return _download(request, "combined", agent_name)
 
 
 @require_GET
