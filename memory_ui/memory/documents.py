@@ -235,22 +235,152 @@ def _body(lines: list[str]) -> str:
     return _LEADING_BLANK_LINES.sub("", "".join(lines)).rstrip()
 
 
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """Where a document's top-level blocks start, found in one linear pass over its lines."""
+
+    headings: list[tuple[int, int, re.Match[str]]]  # entry headings: (start, end, match)
+    items: list[int]  # lines where a top-level list item starts
+    blocks: list[int]  # lines where a top-level block starts after a blank line
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ATX_H2 = re.compile(r" {0,3}##(?![^ \t\r\n])")
+_SETEXT_H2 = re.compile(r" {0,3}-+[ \t]*(?:\r\n|\r|\n)?")
+_THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*(?:\r\n|\r|\n)?")
+_LIST_MARKER = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?=[ \t\r\n]|$)")
+
+
+_BLOCK_HEADS = frozenset("#>`~")
+
+
+def _may_start_item(head: str) -> bool:
+    return head in "-+*" or head.isdigit()
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _list_item(line: str) -> tuple[int, bool] | None:
+    """If `line` starts a list item: the column its content starts at, and whether the
+    line has nothing after the marker. Not for a thematic break (checked first)."""
+    marker = _LIST_MARKER.match(line)
+    if not marker:
+        return None
+    end = marker.end()
+    rest = line[end:]
+    if not rest.strip():
+        return end + 1, True
+    spaces = _indent(rest)
+    return end + (spaces if 1 <= spaces <= 4 else 1), False
+
+
+def _atx_content(line: str) -> str | None:
+    """The text of an ATX level-2 heading line (closing hashes removed), else None."""
+    opening = _ATX_H2.match(line)
+    if not opening:
+        return None
+    rest = line[opening.end() :].rstrip(" \t\r\n")
+    unclosed = rest.rstrip("#")
+    if len(unclosed) < len(rest) and (not unclosed or unclosed[-1] in " \t"):
+        rest = unclosed
+    return rest.strip()
+
+
+def outline(lines: list[str]) -> Outline:
+    """Top-level entry headings, list items and block starts, as markdown-it would find them
+    for the documents agents write, in linear time: markdown-it's own parse takes seconds on
+    some hostile megabyte documents (many table columns, long runs of "-" lines).
+
+    Followed: fenced code (headings inside do not count), list items (a line indented to
+    the item's content belongs to it, and so does lazy paragraph text), ATX and setext
+    headings (which interrupt paragraphs). Blockquote and indented-code lines never start
+    with "##" at 0-3 spaces, so they need no tracking.
+    """
+    headings: list[tuple[int, int, re.Match[str]]] = []
+    items: list[int] = []
+    blocks: list[int] = []
+    fence: tuple[str, int] | None = None  # the open fence's character and length
+    item_indent: int | None = None  # content column of the open top-level list item
+    paragraph = False  # the previous line was paragraph text (setext and lazy lines)
+    paragraph_start = -1  # where that top-level paragraph started
+    empty_item = False  # the open item's first line has only its marker
+    blank_before = True
+    for number, line in enumerate(lines):
+        blank = _is_blank(line)
+        # The first character after the indent decides which rules could apply: checking
+        # it first keeps a megabyte of one-character lines well under a second.
+        head = line.lstrip(" ")[:1]
+        if fence is not None and item_indent is None:
+            opening = _FENCE.match(line) if head == fence[0] else None
+            if opening and opening[1][0] == fence[0] and len(opening[1]) >= fence[1]:
+                if not line[opening.end() :].strip():
+                    fence = None
+            blank_before = blank
+            continue
+        if item_indent is not None:
+            if blank and empty_item:  # an item starting with a blank line is empty
+                item_indent = None
+            elif blank or _indent(line) >= item_indent:
+                empty_item = False
+                paragraph = paragraph and not blank
+                blank_before = blank
+                continue
+        if item_indent is not None:
+            if paragraph and head not in _BLOCK_HEADS and not _may_start_item(head):
+                continue  # lazy paragraph text
+            item_indent, paragraph = None, False
+        if blank:
+            paragraph, blank_before = False, True
+            continue
+        if blank_before:
+            blocks.append(number)
+        after_blank, blank_before = blank_before, False
+        content = _atx_content(line) if head == "#" else None
+        if content is not None:
+            match = _HEADING.fullmatch(content)
+            if match:
+                headings.append((number, number + 1, match))
+            paragraph = False
+            continue
+        if paragraph and head == "-" and _SETEXT_H2.fullmatch(line):
+            # The whole paragraph is the heading's text: only a one-line one can match.
+            match = _HEADING.fullmatch(lines[number - 1].strip())
+            if match and paragraph_start == number - 1:
+                headings.append((number - 1, number + 1, match))
+            paragraph = False
+            continue
+        opening = _FENCE.match(line) if head in "`~" else None
+        if opening and not (opening[1][0] == "`" and "`" in line[opening.end() :]):
+            fence, paragraph = (opening[1][0], len(opening[1])), False
+            continue
+        if head in "-*_" and _THEMATIC_BREAK.fullmatch(line):
+            paragraph = False
+            continue
+        item = _list_item(line) if _may_start_item(head) else None
+        if item is not None:
+            items.append(number)
+            if not after_blank:
+                blocks.append(number)
+            item_indent, empty_item = item
+            paragraph = not empty_item
+            continue
+        if not paragraph and _indent(line) < 4 and head not in _BLOCK_HEADS:
+            paragraph, paragraph_start = True, number
+    return Outline(headings, items, blocks)
+
+
 def parse_document(text: str) -> Document:
     """Split a memory document at its `## Added …` / `## Imported …` headings.
 
-    Headings are found among markdown-it's top-level tokens, so a heading inside a fenced
-    code block, a quote or a list never splits an entry.
+    Only top-level headings split (see `outline`): a heading inside a fenced code block, a
+    quote or a list never does.
     """
     lines = _lines(text)
-    tokens = _MARKDOWN.parse(text)
-    headings: list[tuple[int, int, re.Match[str]]] = []
-    for opening, inline in pairwise(tokens):
-        if opening.type == "heading_open" and opening.tag == "h2" and opening.level == 0:
-            match = _HEADING.fullmatch(inline.content.strip())
-            if match and opening.map:
-                headings.append((opening.map[0], opening.map[1], match))
+    headings = outline(lines).headings
     if not headings:
-        return Document(text=text, entries=[], list_items=_list_items(tokens, lines))
+        return Document(text=text, entries=[], list_items=_list_items(_MARKDOWN.parse(text), lines))
 
     entries: list[Entry] = []
     first_start = headings[0][0]
@@ -304,19 +434,10 @@ def neutralise_entry_headings(text: str) -> str:
     cannot forge provenance ("## Added 2020-01-01T00:00:00Z — fake" inside a note stays
     text of that note). Only the headings `parse_document` would split at change."""
     lines = _lines(text)
-    tokens = _MARKDOWN.parse(text)
-    for opening, inline in pairwise(tokens):
-        if (
-            opening.type == "heading_open"
-            and opening.tag == "h2"
-            and opening.level == 0
-            and opening.map
-            and _HEADING.fullmatch(inline.content.strip())
-        ):
-            start = opening.map[0]
-            indent = len(lines[start]) - len(lines[start].lstrip(" "))
-            # "\#" is a literal "#" (ATX); a setext heading keeps a visible backslash.
-            lines[start] = lines[start][:indent] + "\\" + lines[start][indent:]
+    for start, _, _ in outline(lines).headings:
+        indent = _indent(lines[start])
+        # "\#" is a literal "#" (ATX); a setext heading keeps a visible backslash.
+        lines[start] = lines[start][:indent] + "\\" + lines[start][indent:]
     return "".join(lines)
 
 
