@@ -16,7 +16,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import pairwise
 from typing import Literal
 
 import nh3
