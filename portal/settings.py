@@ -109,6 +109,7 @@ if env_bool("PORTAL_DEVSTACK_COMMANDS", True):
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memory_ui.web.deadline.request_deadline",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -247,11 +248,24 @@ COREAPI_APP_SCOPE = env("COREAPI_APP_SCOPE", "api://FoundationaLLM-Core/.default
 COREAPI_CONNECT_TIMEOUT = env_float("COREAPI_CONNECT_TIMEOUT", 3.05)
 COREAPI_READ_TIMEOUT = env_float("COREAPI_READ_TIMEOUT", 10.0)
 COREAPI_GET_RETRIES = env_int("COREAPI_GET_RETRIES", 2)
+# All CoreAPI calls of one portal request end within this (retries included): a slow
+# CoreAPI holds a worker thread this long at most. Above COREAPI_READ_TIMEOUT.
+PORTAL_REQUEST_DEADLINE_SECONDS = env_float("PORTAL_REQUEST_DEADLINE_SECONDS", 12.0)
+# CoreAPI calls one process makes at a time (below gunicorn's threads, so requests that need
+# no CoreAPI, like health probes, always find a thread), and how long a call waits for a turn.
+COREAPI_MAX_CONCURRENT = env_int("COREAPI_MAX_CONCURRENT", 8)
+COREAPI_QUEUE_TIMEOUT = env_float("COREAPI_QUEUE_TIMEOUT", 1.0)
+# CoreAPI's limit on a request body: a replace larger than this is refused before sending.
+COREAPI_MAX_BODY_BYTES = env_int("COREAPI_MAX_BODY_BYTES", 2 * 1024 * 1024)
 COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # CoreAPI calls one request makes at a time when it reads or exports many memories.
 PORTAL_COREAPI_FAN_OUT = env_int("PORTAL_COREAPI_FAN_OUT", 8)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
+# Parsed and rendered memory documents, kept per worker process by content hash
+# (memory_ui.memory.paging): how long after their last view, and how much in all.
+PORTAL_RENDER_CACHE_SECONDS = env_int("PORTAL_RENDER_CACHE_SECONDS", 300)
+PORTAL_RENDER_CACHE_CHARS = env_int("PORTAL_RENDER_CACHE_CHARS", 16 * 1024 * 1024)
 # Largest markdown import (file or pasted); an "Export everything" zip may be 10 times this.
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
 

@@ -16,29 +16,59 @@ class Form:
 
 
 class _FormParser(HTMLParser):
+    """Forms as a browser sees them: a control belongs to the form it sits in, or to the
+    form its `form` attribute names (which may come later in the page)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.forms: list[Form] = []
+        self._by_id: dict[str, Form] = {}
+        self._open: Form | None = None
+        self._elsewhere: list[tuple[str, str, dict[str, str]]] = []  # (form id, tag, attrs)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         if tag == "form":
-            self.forms.append(Form(a.get("action", ""), a.get("method", "get").lower()))
-        elif self.forms and tag == "input" and a.get("name"):
-            if a.get("type") in ("submit", "button"):
-                self.forms[-1].buttons.append((a["name"], a.get("value", "")))
-            else:
-                self.forms[-1].fields[a["name"]] = a.get("value", "")
-        elif self.forms and tag == "button" and a.get("name"):
-            self.forms[-1].buttons.append((a["name"], a.get("value", "")))
+            self._open = Form(a.get("action", ""), a.get("method", "get").lower())
+            self.forms.append(self._open)
+            if a.get("id"):
+                self._by_id[a["id"]] = self._open
+        elif tag in ("input", "button") and a.get("name"):
+            if a.get("form"):
+                self._elsewhere.append((a["form"], tag, a))
+            elif self._open is not None:
+                _add_control(self._open, tag, a)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self._open = None
+
+    def close(self) -> None:
+        super().close()
+        for form_id, tag, a in self._elsewhere:
+            if form_id in self._by_id:
+                _add_control(self._by_id[form_id], tag, a)
+
+
+def _add_control(form: Form, tag: str, a: dict[str, str]) -> None:
+    if tag == "button" or a.get("type") in ("submit", "button"):
+        form.buttons.append((a["name"], a.get("value", "")))
+    else:
+        form.fields[a["name"]] = a.get("value", "")
 
 
 def forms(html: str, base_url: str = "") -> list[Form]:
     parser = _FormParser()
     parser.feed(html)
+    parser.close()
     for form in parser.forms:
         form.action = urljoin(base_url, form.action)
     return parser.forms
+
+
+def submitted(form: Form, button: tuple[str, str] | None = None) -> dict[str, str]:
+    """What the browser sends for `form` submitted with `button` (name, value)."""
+    return {**form.fields, **(dict([button]) if button else {})}
 
 
 def form_with_button(html: str, name: str, value: str, base_url: str = "") -> Form:

@@ -1,21 +1,32 @@
 """The one transport to FoundationaLLM CoreAPI: the memory endpoints and the agents listing.
 
-Faults. Every call has connect and read timeouts. Only idempotent GETs are retried (connection
-errors, timeouts, 502/503/504) with exponential backoff and jitter; appends, clears and imports
-are sent once, since a retry after a lost response could apply them twice.
+Faults. Every call has connect and read timeouts, shortened to what is left of the portal
+request's overall deadline (`budget.deadline`). Only idempotent GETs are retried (failures
+to connect, dropped connections, 502/503/504), with exponential backoff and jitter, while
+the deadline allows; never after a read timeout, since CoreAPI that slow would make every
+retry as slow. Appends, clears and imports are sent once: a retry after a lost response
+could apply them twice.
+
+Load. One process makes at most `max_concurrent` calls at a time; a call waits at most
+`queue_timeout` for its turn and is refused (nothing sent) after that, so threads blocked on
+a slow CoreAPI cannot take every worker thread and keep requests that need no CoreAPI
+(health probes, static pages) waiting. A body over `max_body_bytes`, more than CoreAPI
+takes, is refused before it is sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import logging
 import random
 import re
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -23,11 +34,15 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NewConnectionError
 
+from memory_ui.coreapi import budget
 from memory_ui.coreapi.errors import (
+    BUSY_MESSAGE,
+    FIXED_MESSAGES,
     OUTCOME_UNKNOWN_MESSAGE,
     UNAVAILABLE_MESSAGE,
     UNEXPECTED_MESSAGE,
     CoreAPIOutcomeUnknown,
+    CoreAPIRequestTooLarge,
     CoreAPIUnavailable,
     CoreAPIUnexpectedResponse,
     parse_error_response,
@@ -44,6 +59,11 @@ RETRYABLE_STATUSES = frozenset({502, 503, 504})
 DEFAULT_CONNECT_TIMEOUT = 3.05  # just over a multiple of 3 s, the TCP retransmission window
 DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_GET_RETRIES = 2
+DEFAULT_MAX_CONCURRENT = 8
+DEFAULT_QUEUE_TIMEOUT = 1.0
+MAX_BODY_BYTES = 2 * 1024 * 1024  # CoreAPI's request body limit (docs/architecture.md)
+# Not worth starting an exchange with less than this left of the deadline.
+MIN_ATTEMPT_SECONDS = 0.25
 
 CORRELATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # header-safe, bounded
 ETAG = re.compile(r'"[\x21\x23-\x7e]{1,128}"')  # a strong entity tag, header-safe
@@ -109,8 +129,10 @@ def _may_have_arrived(exc: requests.RequestException) -> bool:
 
 
 def _is_transient(exc: requests.RequestException) -> bool:
-    # A certificate problem will not go away on retry; a dropped connection or timeout may.
-    if isinstance(exc, requests.exceptions.SSLError):
+    # A certificate problem will not go away on retry; a dropped connection may. A read
+    # timeout means CoreAPI is slow, and a retry would be as slow: the request's deadline
+    # is better spent telling the user.
+    if isinstance(exc, requests.exceptions.SSLError | requests.exceptions.ReadTimeout):
         return False
     return isinstance(
         exc, requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
@@ -180,19 +202,27 @@ class CoreAPIClient:
         backoff: float = 0.2,
         verify: bool | str = True,
         pool_size: int = 20,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
+        max_body_bytes: int = MAX_BODY_BYTES,
         session: requests.Session | None = None,
     ) -> None:
         """`session`, when given, is used as configured and left open by `close()`."""
         if not base_url or not instance_id:
             raise ValueError("base_url and instance_id are required")
-        if get_retries < 0 or backoff < 0:
-            raise ValueError("get_retries and backoff must not be negative")
+        if get_retries < 0 or backoff < 0 or queue_timeout < 0:
+            raise ValueError("get_retries, backoff and queue_timeout must not be negative")
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
         self.base_url = base_url.rstrip("/")
         self.instance_id = instance_id
         self._instance_path = f"/instances/{quote(instance_id, safe='')}"
         self._timeout = (connect_timeout, read_timeout)
         self._get_retries = get_retries
         self._backoff = backoff
+        self._slots = threading.BoundedSemaphore(max_concurrent)
+        self._queue_timeout = queue_timeout
+        self._max_body_bytes = max_body_bytes
         # Passed on every request: REQUESTS_CA_BUNDLE in the environment overrides
         # Session.verify, but not a verify path given to the request itself.
         self._verify = verify
@@ -331,13 +361,24 @@ class CoreAPIClient:
         headers = _headers(auth, correlation_id, accept)
         if if_match is not None:
             headers["If-Match"] = _entity_tag(if_match)
+        body = None
+        if json_body is not None:
+            # As requests would encode json=, but measured before anything is sent.
+            body = json.dumps(json_body, allow_nan=False).encode()
+            if len(body) > self._max_body_bytes:
+                raise CoreAPIRequestTooLarge(
+                    FIXED_MESSAGES[413], detail=f"{len(body)} bytes", correlation_id=correlation_id
+                )
+            headers["Content-Type"] = "application/json"
         retries = self._get_retries if method == "GET" else 0
         attempt = 1
         while True:
+            timeout = self._timeout_within_deadline(correlation_id)
             try:
-                response = self._attempt(
-                    method, path, headers, params, json_body, correlation_id, attempt
-                )
+                with self._slot(correlation_id):
+                    response = self._attempt(
+                        method, path, headers, params, body, timeout, correlation_id, attempt
+                    )
             except requests.RequestException as exc:
                 if method != "GET" and _may_have_arrived(exc):
                     raise CoreAPIOutcomeUnknown(
@@ -357,13 +398,42 @@ class CoreAPIClient:
             self._pause(attempt)
             attempt += 1
 
+    def _timeout_within_deadline(self, correlation_id: str) -> tuple[float, float]:
+        """This exchange's (connect, read) timeouts: the configured ones, shortened to what
+        is left of the request's deadline; refuses (nothing sent) when too little is left."""
+        left = budget.remaining()
+        if left is None:
+            return self._timeout
+        if left < MIN_ATTEMPT_SECONDS:
+            raise CoreAPIUnavailable(
+                UNAVAILABLE_MESSAGE, detail="deadline", correlation_id=correlation_id
+            )
+        connect, read = self._timeout
+        return min(connect, left), min(read, left)
+
+    @contextlib.contextmanager
+    def _slot(self, correlation_id: str) -> Iterator[None]:
+        """One of this process's `max_concurrent` CoreAPI calls, for one exchange."""
+        wait = self._queue_timeout
+        left = budget.remaining()
+        if left is not None:
+            wait = max(0.0, min(wait, left - MIN_ATTEMPT_SECONDS))
+        if not self._slots.acquire(timeout=wait):
+            logger.warning("CoreAPI calls at the limit; refused correlation_id=%s", correlation_id)
+            raise CoreAPIUnavailable(BUSY_MESSAGE, detail="busy", correlation_id=correlation_id)
+        try:
+            yield
+        finally:
+            self._slots.release()
+
     def _attempt(
         self,
         method: str,
         path: str,
         headers: dict[str, str],
         params: dict[str, str] | None,
-        json_body: dict[str, object] | None,
+        body: bytes | None,
+        timeout: tuple[float, float],
         correlation_id: str,
         attempt: int,
     ) -> requests.Response:
@@ -377,9 +447,9 @@ class CoreAPIClient:
                 method,
                 self.base_url + self._instance_path + path,
                 params=params,
-                json=json_body,
+                data=body,
                 headers=headers,
-                timeout=self._timeout,
+                timeout=timeout,
                 verify=self._verify,
                 # A redirect here is a proxy's sign-in page, and following one would turn
                 # a POST into a GET; surface it instead.
@@ -392,9 +462,11 @@ class CoreAPIClient:
         return response
 
     def _pause(self, attempt: int) -> None:
-        # Exponential backoff with jitter, so portal workers do not retry in lockstep.
-        delay = self._backoff * 2 ** (attempt - 1)
-        time.sleep(delay * random.uniform(0.5, 1.5))
+        # Exponential backoff with jitter, so portal workers do not retry in lockstep; never
+        # past the deadline (the next attempt then refuses at once).
+        delay = self._backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.5)
+        left = budget.remaining()
+        time.sleep(delay if left is None else max(0.0, min(delay, left)))
 
 
 def _successful(response: requests.Response, correlation_id: str) -> requests.Response:
@@ -434,6 +506,9 @@ def client_from_settings(settings: Any) -> CoreAPIClient:
         ),
         read_timeout=float(getattr(settings, "COREAPI_READ_TIMEOUT", DEFAULT_READ_TIMEOUT)),
         get_retries=int(getattr(settings, "COREAPI_GET_RETRIES", DEFAULT_GET_RETRIES)),
+        max_concurrent=int(getattr(settings, "COREAPI_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT)),
+        queue_timeout=float(getattr(settings, "COREAPI_QUEUE_TIMEOUT", DEFAULT_QUEUE_TIMEOUT)),
+        max_body_bytes=int(getattr(settings, "COREAPI_MAX_BODY_BYTES", MAX_BODY_BYTES)),
         # An empty bundle means the system trust store.
         verify=getattr(settings, "COREAPI_CA_BUNDLE", "") or True,
     )

@@ -39,7 +39,12 @@ FIXED_MESSAGES = {
     404: "CoreAPI could not find this agent or memory.",
     409: "The memory was changed elsewhere; reload it and try again.",
     412: "The memory changed meanwhile, so nothing was written; reload it and try again.",
+    413: (
+        "This memory is larger than CoreAPI accepts in one write, so nothing was written. "
+        "You can still add notes to it, download it and clear it."
+    ),
 }
+BUSY_MESSAGE = "The portal is busy with other CoreAPI calls; nothing was sent. Try again."
 
 
 class CoreAPIError(Exception):
@@ -108,6 +113,13 @@ class CoreAPIPreconditionFailed(CoreAPIError):
     portal_status = 409
 
 
+class CoreAPIRequestTooLarge(CoreAPIError):
+    """413: the body is larger than CoreAPI takes (the client refuses before sending one
+    it knows is too large: MAX_BODY_BYTES); nothing was written."""
+
+    portal_status = 413
+
+
 class CoreAPIRateLimited(CoreAPIError):
     """429: quota exceeded; `retry_after` says when to try again, if CoreAPI said."""
 
@@ -148,6 +160,7 @@ ERROR_CLASSES: dict[int, type[CoreAPIError]] = {
     404: CoreAPINotFound,
     409: CoreAPIConflict,
     412: CoreAPIPreconditionFailed,
+    413: CoreAPIRequestTooLarge,
     429: CoreAPIRateLimited,
 }
 

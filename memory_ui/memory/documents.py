@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Literal
 
 import nh3
@@ -57,6 +59,8 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "striketh
 _MARKDOWN.add_render_rule("image", _render_image_as_link)
 _MARKDOWN.add_render_rule("th_open", _render_cell_open)
 _MARKDOWN.add_render_rule("td_open", _render_cell_open)
+# The same block rules without inline parsing: where the blocks and list items are.
+_BLOCKS = MarkdownIt("commonmark", {"html": False}).enable(["table"]).disable("inline")
 
 _LANGUAGE_CLASS = re.compile(r"language-[\w+#.-]+")
 
@@ -123,27 +127,32 @@ class ListItem:
     text: str  # the item's exact source lines, nested items included
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Document:
     text: str
     entries: list[Entry]  # empty when the document is not structured
-    list_items: list[ListItem]  # only for documents that are not structured
+    outline: Outline = field(repr=False)
+    lines: list[str] = field(repr=False)
 
     @property
     def structured(self) -> bool:
         return bool(self.entries)
 
-    @property
+    @cached_property
     def size_bytes(self) -> int:
         return len(self.text.encode())
 
     @property
     def entry_count(self) -> int:
+        return _entry_count(self.lines, self.outline)
+
+    @cached_property
+    def list_items(self) -> list[ListItem]:
+        """Every list item of a document that is not structured (markdown-it's parse of the
+        whole text: for a page, `list_items_between` one part's lines is bounded)."""
         if self.structured:
-            return len(self.entries)
-        if not self.text.strip():
-            return 0
-        return sum(item.depth == 0 for item in self.list_items) or 1
+            return []
+        return list_items_between(self.lines, 0, len(self.lines))
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
@@ -239,8 +248,10 @@ class Outline:
     """Where a document's top-level blocks start, found in one linear pass over its lines."""
 
     headings: list[tuple[int, int, re.Match[str]]]  # entry headings: (start, end, match)
-    items: list[int]  # lines where a top-level list item starts
-    blocks: list[int]  # lines where a top-level block starts after a blank line
+    # Arrays, not lists: a hostile megabyte can hold half a million one-line items.
+    items: array[int]  # lines where a top-level list item starts
+    blocks: array[int]  # lines where a top-level block starts (after a blank line, or an item)
+    open_fence: str  # the fence ("```", "~~~~", …) left open at the end, or ""
 
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -298,8 +309,8 @@ def outline(lines: list[str]) -> Outline:
     with "##" at 0-3 spaces, so they need no tracking.
     """
     headings: list[tuple[int, int, re.Match[str]]] = []
-    items: list[int] = []
-    blocks: list[int] = []
+    items: array[int] = array("l")
+    blocks: array[int] = array("l")
     fence: tuple[str, int] | None = None  # the open fence's character and length
     item_indent: int | None = None  # content column of the open top-level list item
     paragraph = False  # the previous line was paragraph text (setext and lazy lines)
@@ -367,7 +378,24 @@ def outline(lines: list[str]) -> Outline:
             continue
         if not paragraph and _indent(line) < 4 and head not in _BLOCK_HEADS:
             paragraph, paragraph_start = True, number
-    return Outline(headings, items, blocks)
+    open_fence = fence[0] * fence[1] if fence and item_indent is None else ""
+    return Outline(headings, items, blocks, open_fence)
+
+
+def _entry_count(lines: list[str], found: Outline) -> int:
+    if found.headings:
+        preamble = any(not _is_blank(line) for line in lines[: found.headings[0][0]])
+        return len(found.headings) + preamble
+    if not any(not _is_blank(line) for line in lines):
+        return 0
+    return len(found.items) or 1
+
+
+def count_entries(text: str) -> int:
+    """What `parse_document(text).entry_count` says, without making the entries: for the
+    dashboard's cards, which show only the count."""
+    lines = _lines(text)
+    return _entry_count(lines, outline(lines))
 
 
 def parse_document(text: str) -> Document:
@@ -378,8 +406,10 @@ def parse_document(text: str) -> Document:
     """
     lines = _lines(text)
     headings = outline(lines).headings
+    found = outline(lines)
+    headings = found.headings
     if not headings:
-        return Document(text=text, entries=[], list_items=_list_items(_MARKDOWN.parse(text), lines))
+        return Document(text, [], found, lines)
 
     entries: list[Entry] = []
     first_start = headings[0][0]
@@ -401,16 +431,19 @@ def parse_document(text: str) -> Document:
     ends = [start for start, _, _ in headings[1:]] + [len(lines)]
     for (start, heading_end, match), end in zip(headings, ends, strict=True):
         entries.append(_entry(len(entries), lines, start, end, heading_end, match))
-    return Document(text=text, entries=entries, list_items=[])
+    return Document(text, entries, found, lines)
 
 
-def _list_items(tokens: list[Token], lines: list[str]) -> list[ListItem]:
+def list_items_between(lines: list[str], start: int, end: int) -> list[ListItem]:
+    """The list items in lines [start, end) (whole top-level blocks: see `outline`), with
+    their line numbers in the whole document. Block structure only: the text of an item is
+    not parsed for emphasis and links, which costs most on hostile text."""
     items: list[ListItem] = []
     depth = 0
-    for token in tokens:
+    for token in _BLOCKS.parse("".join(lines[start:end])):
         if token.type == "list_item_open" and token.map:
-            start, end = token.map
-            items.append(ListItem(start, end, depth, "".join(lines[start:end])))
+            first, last = token.map[0] + start, token.map[1] + start
+            items.append(ListItem(first, last, depth, "".join(lines[first:last])))
             depth += 1
         elif token.type == "list_item_close":
             depth -= 1

@@ -13,6 +13,8 @@ request's own database connection.
 
 from __future__ import annotations
 
+import contextvars
+import json
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,9 +37,10 @@ from memory_ui.identity import Identity
 from memory_ui.memory.documents import (
     Document,
     content_hash,
+    count_entries,
     neutralise_entry_headings,
-    parse_document,
 )
+from memory_ui.memory.paging import Prepared, prepared
 from memory_ui.memory.targets import Target, all_targets
 
 
@@ -90,8 +93,37 @@ class Loaded:
         return self.target.key
 
     @cached_property
+    def prepared(self) -> Prepared | None:
+        """The document parsed (once per version in this process: see `paging`)."""
+        return prepared(self.memory.content_markdown) if self.memory else None
+
+    @property
     def document(self) -> Document | None:
-        return parse_document(self.memory.content_markdown) if self.memory else None
+        return self.prepared.document if self.prepared else None
+
+    @cached_property
+    def entry_count(self) -> int:
+        """Counted without parsing the document into entries (dashboard cards)."""
+        return count_entries(self.memory.content_markdown) if self.memory else 0
+
+    @cached_property
+    def size_bytes(self) -> int:
+        return len(self.memory.content_markdown.encode()) if self.memory else 0
+
+    @cached_property
+    def rewritable(self) -> bool:
+        """Whether CoreAPI would take this document back in one write (an edit, a delete,
+        an undo); agents' appends can grow it past that."""
+        return self.memory is not None and fits_one_write(self.memory.content_markdown)
+
+
+def fits_one_write(text: str) -> bool:
+    """Whether a replace with `text` fits CoreAPI's request body limit. JSON escapes a
+    character to at most 12 bytes (a surrogate pair): measure exactly only near the limit."""
+    limit = settings.COREAPI_MAX_BODY_BYTES - 1024  # the other fields of the body
+    if 12 * len(text) <= limit:
+        return True
+    return len(json.dumps(text)) <= limit
 
 
 class MemoryChanged(Exception):
@@ -118,13 +150,15 @@ class Rewritten:
 
 
 def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """`step` over `items`, a few CoreAPI calls at a time, results in order."""
+    """`step` over `items`, a few CoreAPI calls at a time, results in order. Each runs in a
+    copy of the caller's context, so the request's CoreAPI deadline holds for it too."""
     items = list(items)
     if len(items) <= 1:
         return [step(item) for item in items]
     workers = min(len(items), settings.PORTAL_COREAPI_FAN_OUT)
+    contexts = [contextvars.copy_context() for _ in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(step, items))
+        return list(pool.map(lambda ctx, item: ctx.run(step, item), contexts, items))
 
 
 def audit_step(actor: Actor, action: str, target: Target, **fields: object) -> None:

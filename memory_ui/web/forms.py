@@ -112,14 +112,23 @@ class TargetForm(forms.Form):
 
 
 class ViewForm(forms.Form):
-    """How a memory page shows the document."""
+    """How a memory page shows the document: formatted or as markdown, which page of it,
+    or the page that holds one entry."""
 
-    view = forms.ChoiceField(choices=[("rendered", "Formatted"), ("raw", "Markdown")])
+    view = forms.ChoiceField(
+        choices=[("rendered", "Formatted"), ("raw", "Markdown")], required=False
+    )
+    page = forms.IntegerField(min_value=1, max_value=10_000_000, required=False)
+    entry = forms.IntegerField(min_value=0, max_value=10_000_000, required=False)
 
     @classmethod
-    def chosen(cls, data: Any) -> str:
+    def chosen(cls, data: Any) -> dict[str, Any]:
+        """The valid choices among `data`; a bad value means its default."""
         form = cls(data)
-        return form.cleaned_data["view"] if form.is_valid() else "rendered"
+        form.is_valid()
+        chosen = {name: form.cleaned_data.get(name) for name in ("view", "page", "entry")}
+        chosen["view"] = chosen["view"] or "rendered"
+        return chosen
 
 
 class EditForm(TargetForm):

@@ -24,7 +24,7 @@ from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.memory.documents import parse_document, remove_entry
 from memory_ui.models import AuditEvent
 from tests.integration.conftest import sign_in
-from tests.pages import Form, forms
+from tests.pages import Form, forms, submitted
 
 pytestmark = pytest.mark.django_db
 
@@ -82,9 +82,14 @@ def faults(fresh_coreapi, settings) -> Iterator[Faults]:
 
 
 def _form(html: str, action: str, **fields: str) -> Form:
+    """The form posting to `action` that sends `fields`, with the button that sends them."""
     for form in forms(html):
-        if form.action == action and all(form.fields.get(k) == v for k, v in fields.items()):
-            return form
+        if form.action != action:
+            continue
+        for button in [None, *form.buttons]:
+            data = submitted(form, button)
+            if all(data.get(k) == v for k, v in fields.items()):
+                return Form(form.action, form.method, data, form.buttons)
     raise AssertionError(f"No form posting to {action} with {fields}")
 
 
@@ -689,7 +694,8 @@ def test_memory_page_offers_changes_but_not_on_the_combined_view(alice: Client):
     assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in page
     assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in page
     assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in page
-    assert page.count('action="/memory/entries/delete"') == 2
+    assert page.count('action="/memory/entries/delete"') == 1
+    assert len(_form(page, "/memory/entries/delete").buttons) == 2  # one Delete per entry
     combined = alice.get("/memory/agents/travel-planner/combined").content.decode()
     assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined
     dashboard = alice.get("/").content.decode()

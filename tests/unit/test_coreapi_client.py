@@ -38,12 +38,14 @@ from memory_ui.coreapi import (
     CoreAPIPreconditionFailed,
     CoreAPIRateLimited,
     CoreAPIRejected,
+    CoreAPIRequestTooLarge,
     CoreAPIUnauthorized,
     CoreAPIUnavailable,
     CoreAPIUnexpectedResponse,
     Memory,
     UserIdentity,
     agent_object_id,
+    budget,
     parse_agents,
     parse_error_response,
 )
@@ -202,7 +204,7 @@ def test_unreadable_retry_after_falls_back_to_the_body_or_nothing() -> None:
         (404, CoreAPINotFound),
         (409, CoreAPIConflict),
         (429, CoreAPIRateLimited),
-        (413, CoreAPIRejected),
+        (413, CoreAPIRequestTooLarge),
         (422, CoreAPIRejected),
         (500, CoreAPIUnavailable),
         (502, CoreAPIUnavailable),
@@ -822,7 +824,7 @@ def test_posts_are_never_retried(
 def test_read_timeout_is_unavailable_quickly(
     server: ScriptedServer, slow_client: CoreAPIClient
 ) -> None:
-    server.then(*[Reply(delay=5) for _ in range(3)])
+    server.then(Reply(delay=5))
     started = time.monotonic()
 
     with pytest.raises(CoreAPIUnavailable) as caught:
@@ -832,14 +834,72 @@ def test_read_timeout_is_unavailable_quickly(
     assert caught.value.status is None
     assert caught.value.message == "CoreAPI is unavailable, try again."
     assert isinstance(caught.value.__cause__, requests.Timeout)
-    assert len(server.seen) == 3
+    assert len(server.seen) == 1
 
 
-def test_get_recovers_from_a_timeout(server: ScriptedServer, slow_client: CoreAPIClient) -> None:
+def test_a_get_is_not_retried_after_a_read_timeout(
+    server: ScriptedServer, slow_client: CoreAPIClient
+) -> None:
+    # CoreAPI that slow would make a retry as slow: the request's time goes to the user.
     server.then(Reply(delay=5), json_reply(MEMORY_JSON))
 
-    assert slow_client.get_memory(ALICE, "user").scope == "user"
-    assert len(server.seen) == 2
+    with pytest.raises(CoreAPIUnavailable):
+        slow_client.get_memory(ALICE, "user")
+
+    assert len(server.seen) == 1
+
+
+def test_calls_within_a_deadline_end_by_it(server: ScriptedServer) -> None:
+    client = CoreAPIClient(server.url, INSTANCE, read_timeout=10, backoff=0)
+    server.then(Reply(delay=5))
+    started = time.monotonic()
+
+    with budget.deadline(0.6), pytest.raises(CoreAPIUnavailable) as caught:
+        client.get_memory(ALICE, "user")
+
+    assert time.monotonic() - started < 1.5
+    assert isinstance(caught.value.__cause__, requests.Timeout)
+
+
+def test_nothing_is_sent_when_the_deadline_has_passed(server: ScriptedServer) -> None:
+    client = CoreAPIClient(server.url, INSTANCE)
+
+    with budget.deadline(0.1), pytest.raises(CoreAPIUnavailable) as caught:
+        client.append_memory(ALICE, "user", "- x")
+
+    assert not caught.value.outcome_unknown
+    assert server.seen == []
+
+
+def test_calls_beyond_the_cap_wait_their_turn_then_are_refused(server: ScriptedServer) -> None:
+    client = CoreAPIClient(server.url, INSTANCE, max_concurrent=1, queue_timeout=0.3)
+    server.then(Reply(delay=2, status=200, body=json.dumps(MEMORY_JSON).encode()))
+    first = threading.Thread(target=client.get_memory, args=(ALICE, "user"))
+    first.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(server.seen) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling the condition, with a deadline
+        started = time.monotonic()
+        with pytest.raises(CoreAPIUnavailable) as caught:
+            client.append_memory(ALICE, "user", "- x")
+        waited = time.monotonic() - started
+    finally:
+        first.join()
+
+    assert 0.25 < waited < 1.5
+    assert "busy" in caught.value.message and not caught.value.outcome_unknown
+    assert len(server.seen) == 1  # the refused call sent nothing
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_sent(server: ScriptedServer) -> None:
+    client = CoreAPIClient(server.url, INSTANCE, max_body_bytes=1000)
+
+    with pytest.raises(CoreAPIRequestTooLarge) as caught:
+        client.import_memory(ALICE, "user", "\u00e9" * 200, mode="replace")  # 1,200+ bytes as JSON
+
+    assert caught.value.portal_status == 413
+    assert server.seen == []
 
 
 def test_post_timeout_is_not_retried(server: ScriptedServer, slow_client: CoreAPIClient) -> None:

@@ -275,7 +275,9 @@ def test_memory_pages_offer_changes_and_downloads(alice: Client):
     assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in html
     assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in html
     assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in html
-    assert html.count('action="/memory/entries/delete"') == 2
+    # One form for the page; a Delete button per entry submits it with the entry's index.
+    assert html.count('action="/memory/entries/delete"') == 1
+    assert html.count('form="entry-delete" name="index"') == 2
     assert 'href="/memory/agents/travel-planner/export"' in html
     combined = body(alice.get("/memory/agents/travel-planner/combined"))
     assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined

@@ -59,29 +59,44 @@ def not_done(prefix: str, error: CoreAPIError) -> str:
     return error.message if error.outcome_unknown else f"{prefix} {error.message}"
 
 
-def memory_context(loaded: Loaded, view: str = "rendered") -> dict[str, object]:
-    """What memory.html shows of one memory (after a change as well as on a visit)."""
+def memory_context(
+    loaded: Loaded, view: str = "rendered", page: int | None = None, entry: int | None = None
+) -> dict[str, object]:
+    """What memory.html shows of one memory (after a change as well as on a visit): one
+    page of it (`memory_ui.memory.paging`), the one holding `entry` when that is given."""
     target = loaded.target
-    return {
+    context: dict[str, object] = {
         "target": target,
         "scope": target.scope,
         "agent": target.agent,
         "title": target.title,
         "memory": loaded.memory,
-        "document": loaded.document,
         "error": loaded.error,
         "view": view,
         "memory_url": target_url(target),
     }
+    prepared = loaded.prepared
+    if prepared is not None:
+        number = page or (prepared.page_of_entry(entry) if entry is not None else 1)
+        context["document"] = prepared.document
+        context["rewritable"] = loaded.rewritable
+        if view == "raw":
+            context["raw"] = prepared.raw_page(number) or prepared.raw_page(1)
+        else:
+            context["page"] = prepared.page(number) or prepared.page(1)
+    return context
 
 
 def memory_page(
     request: HtmxHttpRequest, loaded: Loaded, *, status: int = 200, **extra: object
 ) -> HttpResponse:
-    """The memory page, or for htmx its #memory-content fragment."""
+    """The memory page, or for htmx its #memory-content fragment, or for "Show more" the
+    next entries only."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
-    context = {**memory_context(loaded, ViewForm.chosen(request.GET)), **extra}
+    context = {**memory_context(loaded, **ViewForm.chosen(request.GET)), **extra}
+    if request.htmx and request.htmx.target == "show-more" and loaded.error is None:
+        return render_fragment(request, "memory_ui/memory.html#parts", context)
     return render_page(request, "memory_ui/memory.html", "content", context, status=status)
 
 
