@@ -272,13 +272,13 @@ PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
 # Request bodies. A file bigger than any import the portal takes is skipped, not stored
 # (memory_ui.web.upload_handler.CappedUploadHandler). Form fields may carry a whole document, which a
 # urlencoded post percent-encodes to up to 3 times its size, and the editor posts two (the
-# draft and the version it started from).
+# draft and the version it started from), each up to what CoreAPI takes in one write.
 FILE_UPLOAD_HANDLERS = [
     "memory_ui.web.upload_handler.CappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 6 * PORTAL_UPLOAD_MAX_BYTES + 65_536)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * max(PORTAL_UPLOAD_MAX_BYTES, COREAPI_MAX_BODY_BYTES) + 65_536
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
 LOGGING = {

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 
 @dataclass
@@ -76,3 +77,11 @@ def form_with_button(html: str, name: str, value: str, base_url: str = "") -> Fo
         if (name, value) in form.buttons:
             return form
     raise AssertionError(f"No form with a button {name}={value!r}")
+
+
+def batched_cards(html: str) -> list[list[str]]:
+    """The agent names of each batch of cards the dashboard loads as they come into view."""
+    return [
+        [unquote(name) for name in re.findall(r"name=([^&]+)", query.replace("&amp;", "&"))]
+        for query in re.findall(r'hx-get="/cards/agents\?([^"]+)"', html)
+    ]

@@ -3,7 +3,8 @@
 A page shows parts: the entries of a structured document, newest first, or the top-level
 blocks of any other document (each list item on its own), in order. A page renders at most
 PAGE_PARTS parts and PAGE_CHARS characters of markdown, and at most PART_CHARS of any one
-part; the rest of a long part is in the Markdown view and the download. markdown-it takes
+part; the rest of a long part is in the Markdown view and the download. Previews of drafts
+and uploads render their first PREVIEW_CHARS. markdown-it takes
 quadratic time on some hostile text (a run of "![" or "["), so these bounds are what keep
 a page's CPU time and size bounded. The Markdown view is paged too (RAW_PAGE_CHARS).
 
@@ -43,6 +44,7 @@ PART_CHARS = 16 * 1024
 PAGE_CHARS = 48 * 1024
 PAGE_PARTS = 50
 RAW_PAGE_CHARS = 64 * 1024
+PREVIEW_CHARS = PAGE_CHARS  # of a draft or an upload, rendered before it is saved
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""`{% load memory_markdown %}` then `{{ text|render_markdown }}` for untrusted memory markdown."""
+"""`{% load memory_markdown %}` then `{{ text|render_markdown }}` for untrusted memory markdown,
+or `{{ text|render_preview }}` for a draft or an upload of any size (the first
+PREVIEW_CHARS only: see `memory_ui.memory.paging`), with `text|preview_cut` saying so."""
 
 from django import template
 from django.utils.safestring import SafeString
 
 from memory_ui.memory import documents
+from memory_ui.memory.paging import PREVIEW_CHARS, shown_markdown
 
 register = template.Library()
 
@@ -12,3 +15,14 @@ register = template.Library()
 def render_markdown(text: str | None) -> SafeString:
     # A missing document renders as nothing rather than the string "None".
     return documents.render_markdown(text or "")
+
+
+@register.filter
+def render_preview(text: str | None) -> SafeString:
+    return documents.render_markdown(shown_markdown(text or "", PREVIEW_CHARS))
+
+
+@register.filter
+def preview_cut(text: str | None) -> bool:
+    """Whether `render_preview` shows only the start of `text`."""
+    return len(text or "") > PREVIEW_CHARS

@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest
 
 from memory_ui.audit import Action
+from memory_ui.coreapi import Agent
 from memory_ui.memory import uploads
 from memory_ui.memory.archive import ArchiveLimits, ParsedArchive, read_archive
 from memory_ui.memory.documents import without_bidi_controls
@@ -34,6 +35,8 @@ from memory_ui.web.upload_handler import was_oversized
 # A whole document, as large as an import may be (so whatever was imported can be edited);
 # notes are short by nature.
 MAX_DOCUMENT_BYTES = settings.PORTAL_UPLOAD_MAX_BYTES
+# A whole document being edited: whatever CoreAPI would take back in one write.
+MAX_EDIT_BYTES = settings.COREAPI_MAX_BODY_BYTES
 MAX_NOTE_BYTES = 64 * 1024
 MAX_REASON_CHARS = 200
 CLEAR_EVERYTHING_PHRASE = "clear everything"
@@ -131,13 +134,57 @@ class ViewForm(forms.Form):
         return chosen
 
 
+class AgentListForm(forms.Form):
+    """Which of the user's agents the dashboard lists, and in which order."""
+
+    SORTS = {"name": "Name (A to Z)", "-name": "Name (Z to A)"}
+
+    q = forms.CharField(required=False, max_length=100, label="Find an agent")
+    sort = forms.ChoiceField(choices=list(SORTS.items()), required=False, label="Sort by")
+
+    def chosen(self, agents: list[Agent]) -> list[Agent]:
+        """`agents` filtered by name, display name or description, then sorted; all of them
+        by name when the form is not valid."""
+        data = self.cleaned_data if self.is_valid() else {}
+        words = (data.get("q") or "").casefold().split()
+        listed = [
+            agent
+            for agent in agents
+            if all(
+                word in f"{agent.name} {agent.display_name} {agent.description}".casefold()
+                for word in words
+            )
+        ]
+        listed.sort(key=lambda agent: agent.display_name.casefold() or agent.name)
+        if data.get("sort") == "-name":
+            listed.reverse()
+        return listed
+
+
+class CardsForm(forms.Form):
+    """The agent cards one request loads (names only: object ids come from the agent list)."""
+
+    name = forms.MultipleChoiceField()
+
+    def __init__(self, data: Any, agents: list[Agent], most: int) -> None:
+        super().__init__(data)
+        self.most = most
+        self.fields["name"].choices = [(agent.name, agent.name) for agent in agents]
+
+    def clean_name(self) -> list[str]:
+        names = list(dict.fromkeys(self.cleaned_data["name"]))
+        if len(names) > self.most:
+            raise forms.ValidationError(f"At most {self.most} cards at a time.")
+        return names
+
+
 class EditForm(TargetForm):
     ACTIONS = ("save", "preview", "reapply", "overwrite")
 
-    content = MarkdownField(required=False, max_bytes=MAX_DOCUMENT_BYTES)
+    content = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES)
     version = VersionField()
     # The text the draft started from (version's text), to re-apply changes after a conflict.
-    base = MarkdownField(required=False, max_bytes=MAX_DOCUMENT_BYTES)
+    base = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES)
     # On a conflict page: the version stored when the conflict was shown ("overwrite" it).
     current_version = VersionField(required=False)
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS], required=False)
@@ -165,7 +212,7 @@ class EditForm(TargetForm):
 
 
 class PreviewForm(forms.Form):
-    content = MarkdownField(required=False, max_bytes=MAX_DOCUMENT_BYTES)
+    content = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES)
 
 
 class SubmissionMixin(forms.Form):

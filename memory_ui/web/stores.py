@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,3 +260,22 @@ def submission_claim(owner_oid: str, token: str) -> bool:
     if not SUBMISSION_TOKEN.fullmatch(token):
         return False
     return cache.add(f"submission:{owner_oid}:{token}", 1, SUBMISSION_SECONDS)
+
+
+# --- One preview at a time per person ------------------------------------------------
+# A turn expires on its own after PREVIEW_TURN_SECONDS, should a worker die mid-render.
+
+PREVIEW_TURN_SECONDS = 10
+
+
+@contextmanager
+def preview_turn(owner_oid: str) -> Iterator[bool]:
+    """True while this request holds the person's one preview turn; False when another
+    request holds it (cache.add is atomic in every cache backend the portal uses)."""
+    key = f"preview-turn:{owner_oid}"
+    taken = cache.add(key, 1, PREVIEW_TURN_SECONDS)
+    try:
+        yield taken
+    finally:
+        if taken:
+            cache.delete(key)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("auth/signed-out", signin.signed_out_view, name="signed_out"),
     # reading
     path("cards/user", pages.card, {"scope": "user"}, name="card_user"),
+    path("cards/agents", pages.cards, name="cards_agents"),
     path("cards/agents/<slug:agent_name>", pages.card, {"scope": "agent"}, name="card_agent"),
     path("memory/user", pages.show, {"scope": "user"}, name="memory_user"),
     path(agent, pages.show, {"scope": "agent"}, name="memory_agent"),

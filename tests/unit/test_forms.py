@@ -6,7 +6,7 @@ import pytest
 from memory_ui.memory.diffs import merge_changes
 from memory_ui.memory.operations import Version
 from memory_ui.web.forms import (
-    MAX_DOCUMENT_BYTES,
+    MAX_EDIT_BYTES,
     AppendForm,
     ClearEverythingForm,
     DeleteEntryForm,
@@ -27,11 +27,11 @@ def test_textarea_line_endings_become_newlines_and_nothing_else_changes():
 
 
 def test_documents_are_limited_in_bytes_not_characters():
-    fits = "é" * (MAX_DOCUMENT_BYTES // 2)
+    fits = "é" * (MAX_EDIT_BYTES // 2)
     assert PreviewForm({"content": fits}).is_valid()
     too_big = PreviewForm({"content": fits + "é"})
     assert not too_big.is_valid()
-    assert "the limit is 1,048,576 bytes" in too_big.errors["content"][0]
+    assert "the limit is 2,097,152 bytes" in too_big.errors["content"][0]
 
 
 def test_nul_bytes_are_refused():

@@ -269,7 +269,7 @@ def test_overwrite_without_the_shown_version_is_refused(alice: Client, fake: Fak
     ("change", "message"),
     [
         ({"version": "not-a-version"}, "reload it and try again"),
-        ({"content": "x" * (1024 * 1024 + 1)}, "the limit is 1,048,576 bytes"),
+        ({"content": "x" * (2 * 1024 * 1024 + 1)}, "the limit is 2,097,152 bytes"),
     ],
     ids=["bad-version", "too-large"],
 )
@@ -328,10 +328,10 @@ def test_live_preview_of_nothing_says_saving_clears(alice: Client):
 
 def test_live_preview_refuses_a_too_large_draft(alice: Client):
     response = alice.post(
-        "/memory/edit/preview", {"content": "x" * (1024 * 1024 + 1)}, headers=HTMX
+        "/memory/edit/preview", {"content": "x" * (2 * 1024 * 1024 + 1)}, headers=HTMX
     )
     assert response.status_code == 400
-    assert "the limit is 1,048,576 bytes" in body(response)
+    assert "the limit is 2,097,152 bytes" in body(response)
 
 
 # --- add a note ---------------------------------------------------------------------------------

@@ -15,10 +15,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.diffs import diff_lines, merge_changes
 from memory_ui.memory.documents import content_hash
-from memory_ui.memory.operations import MemoryChanged, Version, memory_read, memory_rewrite
+from memory_ui.memory.operations import (
+    MemoryChanged,
+    Version,
+    fits_one_write,
+    memory_read,
+    memory_rewrite,
+)
 from memory_ui.memory.targets import Target
-from memory_ui.web import forms
-from memory_ui.web.access import as_named, form_target, user_actor
+from memory_ui.web import forms, stores
+from memory_ui.web.access import as_named, form_target, signed_in, user_actor
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.views.pages import not_done
@@ -97,6 +103,12 @@ def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
     except CoreAPIError as exc:
         return _render_edit(request, target, status=exc.portal_status, load_error=exc)
     text = memory.content_markdown
+    if not fits_one_write(text):
+        # Saving could only fail (CoreAPI refuses the body): say so before any typing.
+        size = len(text.encode())
+        return _render_edit(
+            request, target, status=413, too_large=size, memory_url=target_url(target)
+        )
     return _render_edit(request, target, draft=text, base=text, version=Version.of(memory).token())
 
 
@@ -138,4 +150,11 @@ def edit_preview(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         context = {"preview_error": forms.first_error(form)}
         return render(request, "memory_ui/edit.html#preview", context, status=400)
-    return render(request, "memory_ui/edit.html#preview", {"preview": form.cleaned_data["content"]})
+    # One preview per person at a time: typing fast, or many tabs, cannot queue up renders.
+    with stores.preview_turn(signed_in(request).oid) as turn:
+        if not turn:
+            busy = "Still rendering your previous preview; it will update in a moment."
+            context = {"preview_busy": busy}
+            return render(request, "memory_ui/edit.html#preview", context, status=429)
+        context = {"preview": form.cleaned_data["content"]}
+        return render(request, "memory_ui/edit.html#preview", context)

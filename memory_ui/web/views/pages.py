@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.operations import Loaded, memory_load
+from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
 from memory_ui.memory.targets import Target
 from memory_ui.web.access import target_for, user_actor, user_agents
-from memory_ui.web.forms import ViewForm
+from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 
@@ -18,24 +20,44 @@ from memory_ui.web.links import target_url
 @require_GET
 @login_required
 def dashboard(request: HtmxHttpRequest) -> HttpResponse:
-    """First paint needs only the agent list; each card then loads itself."""
+    """First paint needs only the agent list; the cards then load in batches as they come
+    into view (one request, and one round of concurrent CoreAPI calls, per batch)."""
+    listing = AgentListForm(request.GET)
     try:
         agents, error = user_agents(request), None
     except CoreAPIError as exc:
         agents, error = [], exc
+    listed = listing.chosen(agents)
+    per_batch = settings.PORTAL_COREAPI_FAN_OUT
+    batches = [listed[start : start + per_batch] for start in range(0, len(listed), per_batch)]
     return render_page(
         request,
         "memory_ui/dashboard.html",
         "agents",
-        {"agents": agents, "agents_error": error},
+        {
+            "agents": agents,
+            "batches": batches,
+            "listed": len(listed),
+            "listing": listing,
+            "agents_error": error,
+        },
         status=error.portal_status if error else 200,
     )
+
+
+def _card_context(loaded: Loaded, agent_name: str = "") -> dict[str, object]:
+    return {
+        "card": loaded,
+        "agent": loaded.target.agent,
+        "agent_name": agent_name,
+        "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
+    }
 
 
 @require_GET
 @login_required
 def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
-    """One dashboard card; the route names its scope."""
+    """One dashboard card (the shared memory's, or one agent's when retried)."""
     try:
         loaded = memory_load(user_actor(request), target_for(request, scope, agent_name))
     except CoreAPIError as exc:
@@ -43,14 +65,30 @@ def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return render_fragment(
         request,
         "memory_ui/card.html#card",
-        {
-            "card": loaded,
-            "agent": loaded.target.agent,
-            "agent_name": agent_name,
-            "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
-        },
+        _card_context(loaded, agent_name),
         status=loaded.error.portal_status if loaded.error else 200,
     )
+
+
+@require_GET
+@login_required
+def cards(request: HtmxHttpRequest) -> HttpResponse:
+    """A batch of agent cards (`?name=…&name=…`), their memories read concurrently. A card
+    whose memory failed shows its own error and Retry; the batch itself answers 200."""
+    try:
+        agents = user_agents(request)
+    except CoreAPIError as exc:
+        return render_fragment(
+            request, "memory_ui/card.html#batch_error", {"error": exc}, status=exc.portal_status
+        )
+    form = CardsForm(request.GET, agents, settings.PORTAL_COREAPI_FAN_OUT)
+    if not form.is_valid():
+        raise BadRequest("Unknown agents, or too many at once.")
+    by_name = {agent.name: agent for agent in agents}
+    targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
+    loaded = memory_load_many(user_actor(request), targets)
+    context = {"cards": [_card_context(one, one.target.agent_name) for one in loaded]}
+    return render_fragment(request, "memory_ui/card.html#batch", context)
 
 
 def not_done(prefix: str, error: CoreAPIError) -> str:
