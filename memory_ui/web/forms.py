@@ -488,15 +488,23 @@ class SearchForm(forms.Form):
         label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
 
-    def __init__(self, *args: Any, agents: list[Agent], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, agents: list[Agent] | None, **kwargs: Any) -> None:
+        """`agents` None: the user's agent list could not be read. An agent chosen then
+        stays chosen (when it is a well-formed name) but names no memory (`targets`)."""
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        chosen = self.data.get("agent", "")
+        if agents is None:
+            unknown = [(chosen, chosen)] if valid_agent_name(chosen) else []
+        else:
+            unknown = []
         self.fields["agent"].choices = [
             ("", "Every memory"),
             (self.SHARED, "Shared with every agent"),
-            *((agent.name, agent.display_name) for agent in agents),
+            *((agent.name, agent.display_name) for agent in agents or ()),
+            *unknown,
         ]
-        self.agents = agents
+        self.agents = agents or []
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -511,7 +519,7 @@ class SearchForm(forms.Form):
         if chosen == self.SHARED:
             return [Target("user")]
         if chosen:
-            return [Target("agent", a) for a in self.agents if a.name == chosen]
+            return [Target("agent", a) for a in self.agents if a.name == chosen]  # or none
         return all_targets(self.agents)
 
     @classmethod

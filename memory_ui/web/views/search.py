@@ -23,17 +23,17 @@ from memory_ui.web.htmx import HtmxHttpRequest, render_fragment
 def search(request: HtmxHttpRequest) -> HttpResponse:
     """Search text, one memory, a reason and a date range; with no filters, everything."""
     try:
-        agents: list[Agent] = user_agents(request)
+        agents: list[Agent] | None = user_agents(request)
         agents_error: CoreAPIError | None = None
     except CoreAPIError as exc:
-        agents, agents_error = [], exc
+        agents, agents_error = None, exc
     form = SearchForm(request.GET, agents=agents)
     results = None
     status = 200
     if not form.is_valid():
-        # An agent that is not in the user's list is refused before any memory is read;
-        # when the list itself could not be read, that is the reason.
-        status = agents_error.portal_status if agents_error and "agent" in form.errors else 400
+        status = 400  # among them an agent not in the user's list: no memory is read
+    elif agents_error is not None and not form.targets():
+        status = agents_error.portal_status  # the agent chosen could not be looked up
     else:
         data = form.cleaned_data
         start, end = day_range(data["date_from"], data["date_to"], timezone.get_current_timezone())
