@@ -96,7 +96,7 @@ def test_text_matches_are_grouped_by_memory_and_link_to_their_entries(alice: Cli
     # The helpdesk document has no dated entries: one result for all of it, no date.
     helpdesk = html[html.index("IT Helpdesk</a>") : html.index("Travel Planner</a>")]
     assert 'href="/memory/agents/it-helpdesk"' in helpdesk and "entry=" not in helpdesk
-    assert "no dated entries: no date" in page_text(response)
+    assert "no date: this memory has no dated entries" in page_text(response)
 
 
 def test_one_agent_only(alice: Client, fake: FakeCoreAPI):
@@ -280,6 +280,18 @@ def test_every_memory_failing_answers_with_the_failure(alice: Client, fake: Fake
     response = alice.get("/search")
     assert response.status_code == 503
     assert page_text(response).count("This memory could not be searched.") == 4
+    assert "Nothing matches" not in page_text(response)  # nothing was searched
+
+
+def test_nothing_matches_where_it_could_search(alice: Client, fake: FakeCoreAPI):
+    fake.fail("get_memory", CoreAPIUnavailable("down", status=503), agent="travel-planner")
+    response = alice.get("/search", {"q": "zeppelin"})
+    assert response.status_code == 200
+    assert (
+        "Nothing matches “zeppelin” with these filters in the memories that could be searched."
+        in (page_text(response))
+    )
+    assert group_labels(body(response)) == ["Travel Planner"]
 
 
 def test_agent_list_failing_still_searches_the_shared_memory(alice: Client, fake: FakeCoreAPI):
