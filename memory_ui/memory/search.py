@@ -217,12 +217,15 @@ def excerpt(text: str, pattern: re.Pattern[str] | None) -> list[Segment]:
         end = min(len(text), found.end() + EXCERPT_CONTEXT)
     else:
         start, end = 0, min(len(text), 2 * EXCERPT_CONTEXT)
+    # End on word boundaries where one is near, never cutting into the first match.
     if start > 0:
-        space = text.find(" ", start, min(start + EXCERPT_SNAP, found.start() if found else end))
-        start = space + 1 if space != -1 else start
+        limit = min(start + EXCERPT_SNAP, found.start() if found else end)
+        spaces = [i for i in range(start, limit) if text[i].isspace()]
+        start = spaces[0] + 1 if spaces else start
     if end < len(text):
-        space = text.rfind(" ", max(end - EXCERPT_SNAP, found.end() if found else start), end)
-        end = space if space != -1 else end
+        limit = max(end - EXCERPT_SNAP, found.end() if found else start)
+        spaces = [i for i in range(limit, end) if text[i].isspace()]
+        end = spaces[-1] if spaces else end
     window = text[start:end]
     segments: list[Segment] = []
     position = 0

@@ -190,9 +190,10 @@ def test_results_are_capped_per_memory_and_overall_but_all_counted():
     assert len(one.memories[0].hits) == 20  # one memory alone shows more
 
 
-def test_excerpt_is_plain_text_around_the_first_match_with_every_match_marked():
-    words = " ".join(f"w{i}" for i in range(100))
-    text = f"{words} NEEDLE middle needle {words}"
+@pytest.mark.parametrize("gap", [" ", "\n", "\t "])
+def test_excerpt_is_plain_text_around_the_first_match_with_every_match_marked(gap: str):
+    words = gap.join(f"w{i}" for i in range(100))
+    text = f"{words}{gap}NEEDLE middle needle{gap}{words}"
     segments = excerpt(text, re.compile("needle", re.IGNORECASE))
     assert marked(segments) == ["NEEDLE", "needle"]
     assert segments[0] == Segment("…") and segments[-1] == Segment("…")
@@ -201,6 +202,7 @@ def test_excerpt_is_plain_text_around_the_first_match_with_every_match_marked():
     # Cut at word boundaries: no half words at either end.
     assert shown[1:].split()[0] in words.split()
     assert shown[:-1].split()[-1] in words.split()
+    assert "\n" not in shown and "\t" not in shown
 
 
 def test_excerpt_keeps_hostile_text_as_plain_text_without_bidi_controls():
