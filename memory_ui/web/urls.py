@@ -4,6 +4,7 @@
 from django.urls import path
 
 from memory_ui.web.views import activity, changes, edit, pages, restore, signin, support, transfer
+from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
 
@@ -57,4 +58,6 @@ urlpatterns = [
     path("support/users/<str:upn>/clear", support.support_clear, name="support_clear"),
     path("support/users/<str:upn>/export", support.support_export, name="support_export"),
     path("activity", activity.activity, name="activity"),
+    # search across every memory
+    path("search", search_views.search, name="search"),
 ]
