@@ -1,10 +1,15 @@
-"""Recording what was done to a user's memory. Sizes and hashes only, never content."""
+"""Recording what was done to a user's memory (sizes and hashes only, never content), and
+the display names the Activity page and the audit trail show for the agent names events
+keep."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from django.core.cache import cache
 
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.identity import Identity
@@ -14,6 +19,12 @@ from memory_ui.models import AuditEvent
 logger = logging.getLogger(__name__)
 
 Action = AuditEvent.Action
+
+# Agent display names seen in CoreAPI's agent lists. An agent's display name is a property of
+# the agent, not of who lists it, so any list (a user's own, or the portal's service
+# principal's for a looked-up user) names it for every page that shows events.
+AGENT_NAMES_KEY = "audit:agent-display-names"
+AGENT_NAMES_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -79,3 +90,15 @@ def audit_record(
         event.outcome,
     )
     return event
+
+
+def agent_names_remember(agents: Iterable[Agent]) -> None:
+    known: dict[str, str] = cache.get(AGENT_NAMES_KEY) or {}
+    seen = {agent.name: agent.display_name for agent in agents if agent.display_name}
+    if any(known.get(name) != display for name, display in seen.items()):
+        cache.set(AGENT_NAMES_KEY, {**known, **seen}, AGENT_NAMES_SECONDS)
+
+
+def agent_names_known() -> dict[str, str]:
+    """Agent name -> display name, for the agents seen lately."""
+    return dict(cache.get(AGENT_NAMES_KEY) or {})

@@ -22,6 +22,7 @@ class AuditEvent(models.Model):
         EXPORT = "export", "Exported"
         APPEND = "append", "Added a note"
         EDIT = "edit", "Edited"
+        UNDO = "undo", "Restored (undo)"
         DELETE_ENTRY = "delete-entry", "Deleted an entry"
         IMPORT = "import", "Imported"
         CLEAR = "clear", "Cleared"

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from memory_ui.coreapi import AGENT_NAME, Agent
 
 SCOPES = ("user", "agent", "combined")
+# The user-scope memory's one name in lists, headings, Activity and the audit trail ("Your
+# memory" is the dashboard, which holds all of them).
+USER_MEMORY_LABEL = "Shared with every agent"
 WRITABLE_SCOPES = ("user", "agent")
 
 
@@ -45,7 +48,11 @@ class Target:
 
     @property
     def label(self) -> str:
-        return self.agent.display_name if self.agent else "Your memory"
+        if self.agent is None:
+            return USER_MEMORY_LABEL
+        if self.scope == "combined":
+            return f"What {self.agent.display_name} sees"
+        return self.agent.display_name
 
     @property
     def name(self) -> str:

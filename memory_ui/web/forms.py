@@ -1,5 +1,6 @@
-"""Every input the portal takes, as Django forms: which memory, what to write, the version
-a change started from, uploads, confirmations, support requests and filters.
+"""Every input an end user's memory pages take, as Django forms: which memory, what to
+write, the version a change started from, uploads and confirmations. Support staff's forms
+and the Activity filters are in `memory_ui.web.support_forms`.
 
 Forms check what was sent, never CoreAPI: which memory a `scope`/`agent` pair means is
 resolved by the view (`access.target_for`), so an agent that isn't the user's is a 404
@@ -16,7 +17,6 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest
 
-from memory_ui.audit import Action
 from memory_ui.coreapi import Agent
 from memory_ui.memory import uploads
 from memory_ui.memory.archive import ArchiveLimits, ParsedArchive, read_archive
@@ -24,12 +24,7 @@ from memory_ui.memory.documents import without_bidi_controls
 from memory_ui.memory.operations import Version
 from memory_ui.memory.targets import Target, all_targets, valid_agent_name
 from memory_ui.memory.uploads import ImportText, UploadRefused
-from memory_ui.web.confirm import (
-    CheckboxConfirmation,
-    NonceConfirmation,
-    PhraseConfirmation,
-    UPNConfirmation,
-)
+from memory_ui.web.confirm import CheckboxConfirmation, PhraseConfirmation
 from memory_ui.web.upload_handler import was_oversized
 
 # A whole document, as large as an import may be (so whatever was imported can be edited);
@@ -41,7 +36,6 @@ MAX_NOTE_BYTES = 64 * 1024
 MAX_REASON_CHARS = 200
 CLEAR_EVERYTHING_PHRASE = "clear everything"
 IMPORT_MODES = [("append", "Append"), ("replace", "Replace")]
-UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 
 _NEWLINES = re.compile(r"\r\n?")
 
@@ -453,71 +447,6 @@ class RestoreForm(CheckboxConfirmation):
     def unusable(self) -> list[str]:
         sent = self.data.getlist("scopes") if hasattr(self.data, "getlist") else []
         return [key for key in sent if key not in self.usable]
-
-
-# --- support -----------------------------------------------------------------------------
-
-
-def valid_upn(value: str) -> str | None:
-    """The canonical form of a UPN (trimmed, lower case), or None when `value` is not one.
-    Entra compares UPNs case-insensitively, but CoreAPI's substitution pattern and the
-    audit trail compare text, so the overview URL, X-USER-IDENTITY, the audit subject and
-    the confirmations all use this one form (docs/architecture.md, Identity and
-    authorization). The pattern is ASCII, where lower() and casefold() agree."""
-    value = value.strip()
-    if len(value) > 254 or not UPN_PATTERN.fullmatch(value):
-        return None
-    return value.lower()
-
-
-class LookupForm(forms.Form):
-    upn = forms.CharField(label="User principal name", max_length=254, strip=True)
-
-    def clean_upn(self) -> str:
-        upn = valid_upn(self.cleaned_data["upn"])
-        if upn is None:
-            raise forms.ValidationError("Enter a user principal name such as alice@contoso.com.")
-        return upn
-
-
-class RevealForm(forms.Form):
-    scope_key = forms.CharField(max_length=220)
-    reason = forms.CharField(
-        label="Why do you need to read it?", max_length=500, min_length=5, strip=True
-    )
-
-
-class OnBehalfForm(UPNConfirmation, NonceConfirmation):
-    """Export or clear for a user: reason, ticket and the user's UPN typed again, and a
-    confirmation issued for this user and this action, used once."""
-
-    reason = forms.CharField(label="Reason", max_length=500, min_length=5, strip=True)
-    ticket = forms.RegexField(
-        label="Ticket reference",
-        max_length=100,
-        regex=r"^[A-Za-z0-9][A-Za-z0-9._#/:-]*$",
-        error_messages={"invalid": "Use letters, digits and . _ # / : - only."},
-    )
-    scopes = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-
-    def __init__(
-        self, *args: Any, scope_choices: list[tuple[str, str]], scopes_required: bool, **kwargs: Any
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["scopes"].choices = scope_choices
-        if scopes_required:
-            self.fields["scopes"].required = True
-            self.fields["scopes"].error_messages["required"] = (
-                "Choose at least one memory to clear."
-            )
-
-
-class AuditFilterForm(forms.Form):
-    subject = forms.CharField(required=False, max_length=254)
-    actor = forms.CharField(required=False, max_length=254)
-    action = forms.ChoiceField(required=False, choices=[("", "Any"), *Action.choices])
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
 
 # --- search ------------------------------------------------------------------------------

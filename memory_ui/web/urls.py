@@ -7,6 +7,7 @@ from memory_ui.web.views import activity, changes, edit, pages, restore, signin,
 from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
+deletion = "support/users/<str:upn>/requests/<slug:request_id>"
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
@@ -55,8 +56,13 @@ urlpatterns = [
     path("support/audit", activity.support_audit, name="support_audit"),
     path("support/users/<str:upn>/", support.support_user, name="support_user"),
     path("support/users/<str:upn>/reveal", support.support_reveal, name="support_reveal"),
-    path("support/users/<str:upn>/clear", support.support_clear, name="support_clear"),
-    path("support/users/<str:upn>/export", support.support_export, name="support_export"),
+    path(
+        "support/users/<str:upn>/requests", support.support_request_start, name="support_requests"
+    ),
+    path(f"{deletion}/", support.support_request, name="support_request"),
+    path(f"{deletion}/export", support.support_request_export, name="support_request_export"),
+    path(f"{deletion}/clear", support.support_request_clear, name="support_request_clear"),
+    path(f"{deletion}/result", support.support_request_result, name="support_request_result"),
     path("activity", activity.activity, name="activity"),
     # search across every memory
     path("search", search_views.search, name="search"),

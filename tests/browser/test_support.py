@@ -1,5 +1,9 @@
-"""carol clears alice's travel-planner memory with a reason and a ticket; alice sees it gone
-and sees the activity entry."""
+"""carol handles alice's deletion request for travel-planner: reason and ticket once, the
+export downloaded, then the clear; alice sees it gone and finds it on her Activity page."""
+
+import io
+import json
+import zipfile
 
 import pytest
 from playwright.sync_api import expect
@@ -14,7 +18,7 @@ def portal_coreapi(fresh_coreapi):
     return fresh_coreapi  # this test clears memory
 
 
-def test_carol_clears_alices_travel_planner_on_request(new_page):
+def test_carol_handles_alices_deletion_request(new_page):
     carol = new_page()
     sign_in_as(carol, "Carol Support")
     carol.get_by_role("link", name="Support").click()
@@ -23,20 +27,39 @@ def test_carol_clears_alices_travel_planner_on_request(new_page):
     expect(carol.get_by_role("heading", name="Memory of alice@contoso.com")).to_be_visible()
     expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("Yes")
 
-    clear = carol.locator("form", has=carol.get_by_role("button", name="Clear the chosen memory"))
-    clear.get_by_label("Reason", exact=True).fill("Privacy request from the user")
-    clear.get_by_label("Ticket reference").fill("PRIV-2041")
-    clear.get_by_role("checkbox", name="Travel Planner").check()
-    clear.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
-    clear.get_by_role("button", name="Clear the chosen memory").click()
-    expect(carol.locator(".results")).to_contain_text("Travel Planner: cleared")
+    start = carol.locator("form", has=carol.get_by_role("button", name="Start"))
+    start.get_by_label("Reason", exact=True).fill("Privacy request from the user")
+    start.get_by_label("Ticket reference").fill("PRIV-2041")
+    start.get_by_role("checkbox", name="All memories").uncheck()
+    start.get_by_role("checkbox", name="Travel Planner").check()
+    start.get_by_role("button", name="Start").click()
+    expect(carol.get_by_role("heading", name="Deletion request PRIV-2041")).to_be_visible()
+
+    with carol.expect_download() as download:
+        carol.get_by_role("button", name="Download the export (.zip)").click()
+    archive = zipfile.ZipFile(io.BytesIO(download.value.path().read_bytes()))
+    assert [f["path"] for f in json.loads(archive.read("manifest.json"))["files"]] == [
+        "agent-travel-planner.md"
+    ]
+    assert "aisle seats" in archive.read("agent-travel-planner.md").decode()
+
+    carol.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
+    carol.get_by_role("button", name="Clear the exported memories").click()
+    expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("cleared")
+    expect(carol.locator(".request-summary").first).to_contain_text("PRIV-2041")
+    carol.get_by_role("link", name="Its audit rows").click()
+    expect(carol.get_by_role("row", name="Cleared")).to_contain_text("Travel Planner")
 
     alice = new_page()
     sign_in_as(alice, "Alice Example")
     expect(alice.locator("#card-agent-travel-planner")).to_contain_text("Nothing remembered yet.")
     expect(alice.locator("#card-agent-benefits-assistant .card-stats")).to_contain_text("Entries2")
     alice.get_by_role("link", name="Activity").click()
+    alice.get_by_label("Action").select_option(label="Cleared")
+    alice.get_by_role("button", name="Filter").click()
     row = alice.get_by_role("row", name="Cleared")
+    expect(row).to_have_count(1)
     expect(row).to_contain_text("Support: carol@contoso.com")
-    expect(row).to_contain_text("travel-planner")
     expect(row).to_contain_text("Privacy request from the user · PRIV-2041")
+    row.get_by_role("link", name="Travel Planner").click()
+    expect(alice).to_have_url("/memory/agents/travel-planner")

@@ -119,7 +119,7 @@ def test_restore_an_export_from_the_dashboard(page: Page):
     expect(page.get_by_role("heading", name="Restore from an export")).to_be_visible()
     expect(page.get_by_role("checkbox", name="Import Travel Planner")).to_be_checked()
     expect(page.get_by_role("radio", name="Replace")).to_be_checked()
-    for name in ("Your memory", "Benefits Assistant", "IT Helpdesk"):
+    for name in ("Shared with every agent", "Benefits Assistant", "IT Helpdesk"):
         page.get_by_role("checkbox", name=f"Import {name}").uncheck()
     page.get_by_label("I understand that replacing overwrites").check()
     page.get_by_role("button", name="Import the chosen ones").click()

@@ -159,7 +159,7 @@ def test_delete_entry_with_htmx_swaps_the_list_and_undo_restores_byte_for_byte(
     assert restored.status_code == 200
     assert agent.text("benefits-assistant") == before
     assert "PPO Plus" in restored.content.decode()
-    assert _events("delete-entry") == 1 and _events("edit") == 1
+    assert _events("delete-entry") == 1 and _events("undo") == 1
     # An Undo is used once.
     again = alice.post(undo.action, undo.fields)
     assert again.status_code == 410

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import threading
@@ -39,9 +40,13 @@ SUPPORT_URLS = [
     ("get", "/support/audit?format=csv"),
     ("get", "/support/users/alice@contoso.com/"),
     ("post", "/support/users/alice@contoso.com/reveal"),
-    ("post", "/support/users/alice@contoso.com/clear"),
-    ("post", "/support/users/alice@contoso.com/export"),
+    ("post", "/support/users/alice@contoso.com/requests"),
+    ("get", "/support/users/alice@contoso.com/requests/someid/"),
+    ("post", "/support/users/alice@contoso.com/requests/someid/export"),
+    ("post", "/support/users/alice@contoso.com/requests/someid/clear"),
+    ("get", "/support/users/alice@contoso.com/requests/someid/result"),
 ]
+ALICE_PAGE = "/support/users/alice@contoso.com/"
 
 
 @dataclass
@@ -110,7 +115,7 @@ def test_support_urls_need_sign_in(client: Client, portal):
 
 def test_forged_role_in_a_form_is_ignored(alice: Client):
     response = alice.post(
-        "/support/users/alice@contoso.com/clear",
+        "/support/users/alice@contoso.com/requests",
         {"role": "Memory.Support", "roles": "Memory.Support", "reason": "forged", "ticket": "T-1"},
     )
     assert response.status_code == 403
@@ -127,7 +132,7 @@ def test_lookup_shows_what_exists_without_content(carol: Client, recorder: Recor
     page = carol.get(found["Location"])
     html = page.content.decode()
     assert page.status_code == 200
-    for label in ("Your memory", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
+    for label in ("Shared with every agent", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
         assert label in html
     assert "PPO Plus" not in html  # content stays hidden
     assert "aisle seats" not in html
@@ -172,7 +177,7 @@ def test_malformed_upn_is_refused_clearly(carol: Client, upn: str):
 def test_upn_with_no_memory(carol: Client):
     page = look_up(carol, "nobody@contoso.com")
     assert page.status_code == 200
-    assert "Your memory" in page.content.decode()
+    assert "Shared with every agent" in page.content.decode()
     assert "<td>No</td>" in page.content.decode()
 
 
@@ -232,13 +237,31 @@ def test_reveal_of_an_agent_the_user_cannot_read_is_404(carol: Client):
     assert response.status_code == 404
 
 
-def _clear_form(carol: Client, upn: str) -> dict[str, str]:
+def _start(carol: Client, upn: str, scopes: list[str], **fields: str):
+    """Look `upn` up and post the overview's "Handle a deletion request" form."""
     page = look_up(carol, upn)
-    form = next(f for f in forms(page.content.decode()) if f.action.endswith("/clear"))
-    return {
-        "nonce": form.fields["nonce"],
-        "csrfmiddlewaretoken": form.fields["csrfmiddlewaretoken"],
-    }
+    form = next(f for f in forms(page.content.decode()) if f.action.endswith("/requests"))
+    data = {**form.fields, "reason": "Privacy request by email", "ticket": "PRIV-1234"}
+    return carol.post(form.action, {**data, "scopes": scopes, **fields})
+
+
+def _request(carol: Client, upn: str, scopes: list[str]) -> str:
+    started = _start(carol, upn, scopes)
+    assert started.status_code == 302, started.content.decode()
+    return started["Location"]
+
+
+def _export(carol: Client, request_url: str) -> zipfile.ZipFile:
+    response = carol.post(f"{request_url}export")
+    assert response.status_code == 200, response.content.decode()
+    assert response["Content-Type"] == "application/zip"
+    return zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+
+
+def _clear(carol: Client, request_url: str, typed: str = "alice@contoso.com"):
+    page = carol.get(request_url).content.decode()
+    form = next(f for f in forms(page) if f.action.endswith("/clear"))
+    return carol.post(form.action, {**form.fields, "confirm_upn": typed})
 
 
 def _alice_memory(portal_coreapi, coreapi_tokens, demo, agent: str | None) -> str:
@@ -248,41 +271,43 @@ def _alice_memory(portal_coreapi, coreapi_tokens, demo, agent: str | None) -> st
     return client.get_memory(auth, "agent" if agent else "user", object_id).content_markdown
 
 
-def test_clear_requires_reason_ticket_and_typed_upn(
+def test_a_request_needs_reason_ticket_and_memories(
     carol: Client, portal_coreapi, coreapi_tokens, demo
 ):
-    base = _clear_form(carol, "alice@contoso.com")
-    for missing in (
-        {"ticket": "PRIV-1", "confirm_upn": "alice@contoso.com"},
-        {"reason": "Privacy request", "confirm_upn": "alice@contoso.com"},
-        {"reason": "Privacy request", "ticket": "PRIV-1", "confirm_upn": "bob@contoso.com"},
-    ):
-        response = carol.post(
-            "/support/users/alice@contoso.com/clear",
-            {**base, **missing, "scopes": ["agent:travel-planner"]},
-        )
+    for change in ({"reason": ""}, {"ticket": "PRIV 1"}):
+        response = _start(carol, "alice@contoso.com", ["all"], **change)
         assert response.status_code == 400
+    no_memory = _start(carol, "alice@contoso.com", [])
+    assert no_memory.status_code == 400
+    html = no_memory.content.decode()
+    assert "Choose the memories to delete, or all of them." in html
+    assert 'value="PRIV-1234"' in html  # what was typed stays
     assert "aisle seats" in _alice_memory(portal_coreapi, coreapi_tokens, demo, "travel-planner")
-    assert not AuditEvent.objects.filter(action="clear").exists()
+    assert not AuditEvent.objects.filter(action__in=["export", "clear"]).exists()
 
 
-def test_carol_clears_one_scope_and_alice_sees_why(
+def test_carol_exports_then_clears_one_memory_and_alice_sees_why(
     carol: Client, portal_coreapi, coreapi_tokens, demo, pki, recorder: Recorder
 ):
-    base = _clear_form(carol, "alice@contoso.com")
+    request_url = _request(carol, "alice@contoso.com", ["agent:travel-planner"])
+    before = _alice_memory(portal_coreapi, coreapi_tokens, demo, "travel-planner")
+
+    refused = _clear(carol, request_url)  # not exported yet
+    assert refused.status_code == 409
+    assert "download the export first" in refused.content.decode()
+
+    archive = _export(carol, request_url)
+    assert archive.read("agent-travel-planner.md").decode() == before
     recorder.seen.clear()
-    result = carol.post(
-        "/support/users/alice@contoso.com/clear",
-        {
-            **base,
-            "reason": "Privacy request by email",
-            "ticket": "PRIV-1234",
-            "confirm_upn": "ALICE@contoso.com",
-            "scopes": ["agent:travel-planner"],
-        },
-    )
-    assert result.status_code == 200
-    assert "Travel Planner</strong>:\n    cleared" in result.content.decode()
+    wrong_upn = _clear(carol, request_url, typed="bob@contoso.com")
+    assert wrong_upn.status_code == 400
+    cleared = _clear(carol, request_url, typed="ALICE@contoso.com")
+    assert cleared.status_code == 302
+    result = carol.get(cleared["Location"]).content.decode()
+    assert "PRIV-1234" in result and "Privacy request by email" in result
+    assert hashlib.sha256(before.encode()).hexdigest() in result
+    assert hashlib.sha256(b"").hexdigest() in result
+    assert "/support/audit?subject=alice%40contoso.com&amp;ticket=PRIV-1234" in result
     assert _alice_memory(portal_coreapi, coreapi_tokens, demo, "travel-planner") == ""
     assert "Prefers concise answers" in _alice_memory(portal_coreapi, coreapi_tokens, demo, None)
     clear_calls = [c for c in recorder.seen if c["path"].endswith("/memory/clear")]
@@ -296,24 +321,17 @@ def test_carol_clears_one_scope_and_alice_sees_why(
         "ok",
     )
     assert event.actor_is_support
-    assert event.bytes_before > 0
+    assert event.sha256_before == hashlib.sha256(before.encode()).hexdigest()
     assert event.bytes_after == 0
 
-    replay = carol.post(
-        "/support/users/alice@contoso.com/clear",
-        {
-            **base,
-            "reason": "Privacy request by email",
-            "ticket": "PRIV-1234",
-            "confirm_upn": "alice@contoso.com",
-            "scopes": ["user"],
-        },
-    )
-    assert replay.status_code == 409
-    assert "That confirmation was already used" in replay.content.decode()
-    assert "Privacy request by email" in replay.content.decode()  # what was typed stays
-    assert AuditEvent.objects.filter(action="clear").count() == 1
-    assert "Prefers concise answers" in _alice_memory(portal_coreapi, coreapi_tokens, demo, None)
+    page = carol.get(request_url).content.decode()
+    replay = next(f for f in forms(page) if f.action.endswith("/clear"))
+    first = carol.post(replay.action, {**replay.fields, "confirm_upn": "alice@contoso.com"})
+    again = carol.post(replay.action, {**replay.fields, "confirm_upn": "alice@contoso.com"})
+    assert first.status_code == 302  # nothing left to clear: it is empty already
+    assert again.status_code == 409
+    assert "That confirmation was already used" in again.content.decode()
+    assert AuditEvent.objects.filter(action="lookup").count() == 1  # one visit, one look-up
 
     from tests.integration.conftest import sign_in
 
@@ -324,6 +342,26 @@ def test_carol_clears_one_scope_and_alice_sees_why(
     assert "Privacy request by email" in activity
     assert "PRIV-1234" in activity
     assert "Cleared" in activity
+    assert "Travel Planner" in activity and "<td>travel-planner</td>" not in activity
+
+
+def test_an_agent_append_after_the_export_is_never_cleared(
+    carol: Client, portal_coreapi, coreapi_tokens, demo
+):
+    """The emulator offers If-Match, and the portal also compares versions: an append that
+    lands after the export stays, and the result page says so."""
+    request_url = _request(carol, "alice@contoso.com", ["user", "agent:travel-planner"])
+    _export(carol, request_url)
+    client = CoreAPIClient(portal_coreapi.url, demo.instance_id)
+    auth = CallerAuth(coreapi_tokens.delegated("alice@contoso.com"))
+    travel = agent_object_id(demo.instance_id, "travel-planner")
+    client.append_memory(auth, "agent", "- Prefers trains in Europe.", agent_object_id=travel)
+    result = carol.get(_clear(carol, request_url)["Location"]).content.decode()
+    assert "It changed since the export" in result
+    assert _alice_memory(portal_coreapi, coreapi_tokens, demo, None) == ""
+    assert "Prefers trains in Europe." in _alice_memory(
+        portal_coreapi, coreapi_tokens, demo, "travel-planner"
+    )
 
 
 def test_activity_can_hide_the_staff_member(carol: Client, settings, pki):
@@ -343,33 +381,22 @@ def test_failed_clear_is_reported_audited_and_retryable(carol: Client, fresh_cor
 
     settings.COREAPI_GET_RETRIES = 0
     coreapi_client.get_client.cache_clear()
-    base = _clear_form(carol, "alice@contoso.com")
+    request_url = _request(carol, "alice@contoso.com", ["user", "agent:it-helpdesk"])
+    _export(carol, request_url)
     faults = emulator(fresh_coreapi).faults
     faults.path_regex = "memory/clear"
     faults.error_rate = 1.0
     try:
-        result = carol.post(
-            "/support/users/alice@contoso.com/clear",
-            {
-                **base,
-                "reason": "Privacy request",
-                "ticket": "PRIV-9",
-                "confirm_upn": "alice@contoso.com",
-                "scopes": ["user", "agent:it-helpdesk"],
-            },
-        )
+        cleared = _clear(carol, request_url)
     finally:
         faults.error_rate = 0.0
-    html = result.content.decode()
-    assert result.status_code == 200
+    html = carol.get(cleared["Location"]).content.decode()
     assert "failed: CoreAPI is unavailable" in html
     assert AuditEvent.objects.filter(action="clear", outcome="error").count() == 2
     retry = next(f for f in forms(html) if "nonce" in f.fields)
-    retried = carol.post(
-        "/support/users/alice@contoso.com/clear",
-        {**retry.fields, "scopes": ["user", "agent:it-helpdesk"]},
-    )
-    assert retried.status_code == 200
+    retried = carol.post(retry.action, {**retry.fields, "scopes": ["user", "agent:it-helpdesk"]})
+    assert retried.status_code == 302
+    assert "Retry the failed ones" not in carol.get(retried["Location"]).content.decode()
     assert AuditEvent.objects.filter(action="clear", outcome="ok").count() == 2
 
 
@@ -404,45 +431,29 @@ def test_audit_events_are_append_only(carol: Client):
 
 
 def test_carol_exports_everything_for_alice(carol: Client, recorder: Recorder):
-    page = look_up(carol, "alice@contoso.com")
-    form = next(f for f in forms(page.content.decode()) if f.action.endswith("/export"))
-    response = carol.post(
-        "/support/users/alice@contoso.com/export",
-        {
-            **form.fields,
-            "reason": "Data access request",
-            "ticket": "DSAR-7",
-            "confirm_upn": "alice@contoso.com",
-        },
-    )
+    request_url = _request(carol, "alice@contoso.com", ["all"])
+    response = carol.post(f"{request_url}export")
     assert response.status_code == 200
-    assert response["Content-Type"] == "application/zip"
-    assert "memory-alice_contoso.com-" in response["Content-Disposition"]
+    assert "memory-alice_contoso.com-PRIV-1234-" in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     manifest = json.loads(archive.read("manifest.json"))
     assert manifest["upn"] == "alice@contoso.com"
     agents = {f["agent_name"] for f in manifest["files"] if f["scope"] == "agent"}
     assert agents == {"benefits-assistant", "it-helpdesk", "travel-planner"}
+    for entry in manifest["files"]:
+        assert hashlib.sha256(archive.read(entry["path"])).hexdigest() == entry["sha256"]
     exports = AuditEvent.objects.filter(action="export")
     assert exports.count() == 4
     assert {(e.reason, e.ticket, e.outcome) for e in exports} == {
-        ("Data access request", "DSAR-7", "ok")
+        ("Privacy request by email", "PRIV-1234", "ok")
     }
     assert all(
         json.loads(c["identity"])["upn"] == "alice@contoso.com"
         for c in recorder.seen
         if c["token_kind"] == "app"
     )
-    again = carol.post(
-        "/support/users/alice@contoso.com/export",
-        {
-            **form.fields,
-            "reason": "Data access request",
-            "ticket": "DSAR-7",
-            "confirm_upn": "alice@contoso.com",
-        },
-    )
-    assert again.status_code == 409  # the confirmation was single-use
+    assert _export(carol, request_url)  # downloading again works, and is audited again
+    assert AuditEvent.objects.filter(action="export").count() == 8
 
 
 def test_message_survives_an_htmx_redirect(carol: Client):
@@ -467,24 +478,6 @@ def test_overview_opens_only_through_the_look_up_form(carol: Client, recorder: R
     assert 'value="alice@contoso.com"' in form_page
     assert not AuditEvent.objects.exists()
     assert recorder.seen == []
-
-
-def test_clear_without_a_chosen_memory_keeps_what_was_typed(carol: Client):
-    base = _clear_form(carol, "alice@contoso.com")
-    response = carol.post(
-        "/support/users/alice@contoso.com/clear",
-        {
-            **base,
-            "reason": "Privacy request",
-            "ticket": "PRIV-3",
-            "confirm_upn": "alice@contoso.com",
-        },
-    )
-    html = response.content.decode()
-    assert response.status_code == 400
-    assert "Choose at least one memory to clear." in html
-    assert 'value="PRIV-3"' in html
-    assert not AuditEvent.objects.filter(action="clear").exists()
 
 
 def test_admin_shows_the_audit_read_only_to_support_staff(carol: Client):

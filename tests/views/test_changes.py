@@ -590,7 +590,7 @@ def test_clear_everything_reports_a_partial_failure_and_retries_it(
             assert response.status_code == failure.portal_status
             text = page_text(response)
             assert f"Travel Planner: failed. {failure.message}" in text
-            assert "IT Helpdesk: cleared" in text and "Your memory: cleared" in text
+            assert "IT Helpdesk: cleared" in text and "Shared with every agent: cleared" in text
             assert "1 of 4 could not be cleared" in text
             assert fake.text("it-helpdesk") == "" and fake.text("travel-planner") == travel
             assert field_values(html, "scopes") == ["agent:travel-planner"]

@@ -341,7 +341,7 @@ def test_activity_shows_my_changes_and_supports(alice: Client, carol: Client):
     response = alice.get("/activity")
     text = page_text(response)
     assert response.status_code == 200
-    assert "Added a note" in text and "Shared memory" in text and "You" in text
+    assert "Added a note" in text and "Shared with every agent" in text and "You" in text
     assert "Looked up" in text and "Support: carol@contoso.com" in text
 
 

@@ -1,11 +1,14 @@
-"""Support staff: look a user up, reveal, clear or export on their behalf, the audit trail.
+"""Support staff: look a user up, reveal one memory, handle a deletion request (reason and
+ticket once, export, then clear what the export holds, a result page), the audit trail.
 Support calls carry the portal's app token and X-USER-IDENTITY; end users get 403."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -16,7 +19,6 @@ from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.conftest import SUPPORT_ROLE, signed_in
 from tests.views.helpers import (
-    FAILURES,
     body,
     each_failure,
     fail,
@@ -33,6 +35,7 @@ OVERVIEW = f"/support/users/{ALICE}/"
 LOOK_UP_ALICE = "/support/?upn=alice%40contoso.com"
 REFUSED_403 = "CoreAPI refused to act for this user."
 
+REQUEST = f"{OVERVIEW}requests/someid/"
 SUPPORT_URLS = [
     ("get", "/support/"),
     ("get", f"/support/?upn={ALICE}"),
@@ -41,9 +44,13 @@ SUPPORT_URLS = [
     ("get", "/support/audit?format=csv"),
     ("get", OVERVIEW),
     ("post", f"{OVERVIEW}reveal"),
-    ("post", f"{OVERVIEW}clear"),
-    ("post", f"{OVERVIEW}export"),
+    ("post", f"{OVERVIEW}requests"),
+    ("get", REQUEST),
+    ("post", f"{REQUEST}export"),
+    ("post", f"{REQUEST}clear"),
+    ("get", f"{REQUEST}result"),
 ]
+REASON = "Privacy request by email"
 
 
 def refusal(message: str, portal_status: int) -> str:
@@ -66,20 +73,34 @@ def looked_up(client: Client, upn: str = ALICE) -> Client:
     return client
 
 
-def nonces(client: Client, upn: str = ALICE) -> dict[str, str]:
-    """The single-use confirmations of the overview's export and clear forms."""
-    export, clear = field_values(body(look_up(client, upn)), "nonce")
-    return {"export": export, "clear": clear}
+def request_fields(nonce: str, **fields: object) -> dict[str, object]:
+    return {"nonce": nonce, "reason": REASON, "ticket": "PRIV-1234", "scopes": ["all"], **fields}
 
 
-def on_behalf(nonce: str, **fields: object) -> dict[str, object]:
-    return {
-        "nonce": nonce,
-        "reason": "Privacy request by email",
-        "ticket": "PRIV-1234",
-        "confirm_upn": ALICE,
-        **fields,
-    }
+def start(client: Client, upn: str = ALICE, **fields: object) -> str:
+    """Look `upn` up and start a deletion request from the overview: its page's address."""
+    nonce = field_value(body(look_up(client, upn)), "nonce")
+    started = client.post(f"/support/users/{upn}/requests", request_fields(nonce, **fields))
+    assert started.status_code == 302, page_text(started)
+    assert re.fullmatch(rf"/support/users/{re.escape(upn)}/requests/[\w-]+/", started["Location"])
+    return started["Location"]
+
+
+def export(client: Client, request_url: str) -> zipfile.ZipFile:
+    response = client.post(f"{request_url}export")
+    assert response.status_code == 200, page_text(response)
+    assert response["Content-Type"] == "application/zip"
+    return zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+
+
+def clear(client: Client, request_url: str, upn: str = ALICE, **fields: object):
+    """The request page's clear form, sent with the UPN typed again."""
+    nonce = field_value(body(client.get(request_url)), "nonce")
+    return client.post(f"{request_url}clear", {"nonce": nonce, "confirm_upn": upn, **fields})
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # --- who may ------------------------------------------------------------------------------
@@ -144,8 +165,9 @@ def test_lookup_shows_what_exists_without_content(carol: Client, fake: FakeCoreA
     assert response.status_code == 200
     assert is_page(response)
     assert f"Memory of {ALICE}" in html
-    for label in ("Your memory", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
+    for label in ("Shared with every agent", "Benefits Assistant", "IT Helpdesk", "Travel Planner"):
         assert label in html
+    assert "travel-planner" not in page_text(response)  # display names only
     assert "<td>Yes</td>" in html
     assert "PPO Plus" not in html and "aisle seats" not in html
     assert fake.calls
@@ -172,21 +194,39 @@ def test_the_overview_opens_only_through_the_look_up_form(carol: Client, fake: F
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
-@pytest.mark.parametrize("action", ["reveal", "export", "clear"])
-def test_reveal_export_and_clear_need_a_look_up_in_this_session(
-    carol: Client, fake: FakeCoreAPI, action: str
+def test_a_look_up_is_audited_once_per_visit(carol: Client, fake: FakeCoreAPI):
+    """Coming back to the overview (from a request, with Back, a reload) records nothing
+    more; the next look-up through the form does."""
+    look_up(carol)
+    assert carol.get(OVERVIEW).status_code == 200
+    assert carol.get(OVERVIEW).status_code == 200
+    assert AuditEvent.objects.filter(action="lookup").count() == 1
+    look_up(carol)
+    assert AuditEvent.objects.filter(action="lookup").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("post", "reveal"),
+        ("post", "requests"),
+        ("get", "requests/{id}/"),
+        ("post", "requests/{id}/export"),
+        ("post", "requests/{id}/clear"),
+        ("get", "requests/{id}/result"),
+    ],
+)
+def test_every_step_needs_a_look_up_in_this_session(
+    carol: Client, fake: FakeCoreAPI, method: str, path: str
 ):
-    """Even with confirmations from a look-up in another session of the same staff member."""
+    """Even with a request and confirmations from another session of the same staff member."""
     elsewhere = signed_in(Client(), "carol@contoso.com", [SUPPORT_ROLE])
-    confirmations = nonces(elsewhere)
+    request_url = start(elsewhere)
+    request_id = request_url.rstrip("/").rsplit("/", 1)[1]
+    nonce = field_value(body(elsewhere.get(request_url)), "nonce")
     fake.calls.clear()
-    response = carol.post(
-        f"{OVERVIEW}{action}",
-        {
-            **on_behalf(confirmations.get(action, ""), scopes=["user", "agent:travel-planner"]),
-            "scope_key": "user",
-        },
-    )
+    fields = {**request_fields(nonce), "scope_key": "user", "confirm_upn": ALICE}
+    response = getattr(carol, method)(f"{OVERVIEW}{path.format(id=request_id)}", fields)
     assert response.status_code == 302
     assert response["Location"] == LOOK_UP_ALICE
     assert fake.calls == []
@@ -194,8 +234,31 @@ def test_reveal_export_and_clear_need_a_look_up_in_this_session(
     assert "Prefers concise answers" in fake.text() and "aisle seats" in fake.text("travel-planner")
     form = carol.get(response["Location"])
     assert f'value="{ALICE}"' in body(form)  # prefilled, not looked up
-    assert f"Look {ALICE} up first; nothing was done." in page_text(form)
+    if method == "post":
+        assert f"Look {ALICE} up first; nothing was done." in page_text(form)
     assert fake.calls == []
+
+
+def test_a_request_opens_only_in_the_session_that_started_it(carol: Client, fake: FakeCoreAPI):
+    elsewhere = signed_in(Client(), "carol@contoso.com", [SUPPORT_ROLE])
+    request_url = start(elsewhere)
+    look_up(carol)
+    fake.calls.clear()
+    for response in (carol.get(request_url), carol.post(f"{request_url}export")):
+        assert response.status_code == 302 and response["Location"] == OVERVIEW
+    assert "That deletion request is not open in this session" in page_text(carol.get(OVERVIEW))
+    assert not fake.called("export_memory")
+    assert not AuditEvent.objects.filter(action="export").exists()
+
+
+def test_a_request_holds_only_for_its_user(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol)
+    looked_up(carol, BOB)
+    bobs = request_url.replace(ALICE, BOB)
+    fake.calls.clear()
+    response = carol.post(f"{bobs}export")
+    assert response.status_code == 302 and response["Location"] == f"/support/users/{BOB}/"
+    assert not fake.called("export_memory")
 
 
 def test_a_look_up_opens_only_that_user(carol: Client, fake: FakeCoreAPI):
@@ -222,18 +285,17 @@ def test_an_upper_case_upn_is_looked_up_in_lower_case(carol: Client, fake: FakeC
 
     # Another spelling of the address leads to the same page; the confirmations hold for it.
     assert carol.get("/support/users/Alice@Contoso.COM/")["Location"] == OVERVIEW
-    export = field_values(body(page), "nonce")[0]
+    nonce = field_value(body(page), "nonce")
     fake.calls.clear()
-    response = carol.post(
-        "/support/users/ALICE@CONTOSO.COM/export",
-        on_behalf(export, confirm_upn="Alice@Contoso.com"),
-    )
-    assert response.status_code == 200
-    assert "memory-alice_contoso.com-" in response["Content-Disposition"]
-    b"".join(response.streaming_content)
-    assert fake.called("export_memory")
+    started = carol.post("/support/users/ALICE@CONTOSO.COM/requests", request_fields(nonce))
+    assert started.status_code == 302 and started["Location"].startswith(f"{OVERVIEW}requests/")
+    request_url = started["Location"].replace(ALICE, "Alice@Contoso.COM")
+    export(carol, request_url)
+    cleared = clear(carol, request_url, upn="ALICE@contoso.com")
+    assert cleared.status_code == 302, page_text(cleared)
+    assert fake.called("export_memory") and fake.called("clear_memory")
     assert all(call.upn == ALICE for call in fake.calls)
-    subjects = AuditEvent.objects.filter(action="export").values_list("subject_upn", flat=True)
+    subjects = AuditEvent.objects.exclude(action="lookup").values_list("subject_upn", flat=True)
     assert set(subjects) == {ALICE}
 
 
@@ -339,89 +401,157 @@ def test_reveal_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests)
             assert event.outcome == "error" and event.reason == "Asked by user"
 
 
-# --- clear on the user's behalf ----------------------------------------------------------------
+# --- a deletion request -------------------------------------------------------------------
 
 
-def test_clear_one_memory_for_the_user(carol: Client, alice: Client, fake: FakeCoreAPI):
-    nonce = nonces(carol)["clear"]
+def test_a_deletion_request_exports_then_clears_every_memory(
+    carol: Client, alice: Client, fake: FakeCoreAPI
+):
+    before = {agent: fake.text(agent) for agent in (None, "it-helpdesk", "travel-planner")}
+    request_url = start(carol)
+    page = carol.get(request_url)
+    assert page.status_code == 200
+    text = page_text(page)
+    assert "Deletion request PRIV-1234 · alice@contoso.com" in text
+    assert REASON in text and "All memories (4)" in text
+    assert sha256(before["travel-planner"]) in body(page)  # what will go, by hash
+    assert "aisle seats" not in body(page)  # never the content
+
+    archive = export(carol, request_url)
+    assert sorted(archive.namelist()) == [
+        "agent-benefits-assistant.md",
+        "agent-it-helpdesk.md",
+        "agent-travel-planner.md",
+        "manifest.json",
+        "user.md",
+    ]
+    assert archive.read("agent-travel-planner.md") == before["travel-planner"].encode()
+    assert json.loads(archive.read("manifest.json"))["upn"] == ALICE
+    exports = AuditEvent.objects.filter(action="export")
+    assert {(e.reason, e.ticket, e.outcome) for e in exports} == {(REASON, "PRIV-1234", "ok")}
+    assert exports.count() == 4
+    assert "Exported" in page_text(carol.get(request_url))
+
+    cleared = clear(carol, request_url)
+    assert cleared.status_code == 302
+    assert cleared["Location"] == f"{request_url}result"
+    assert all(fake.text(agent) == "" for agent in before)
+    assert all(call.user_identity and call.upn == ALICE for call in fake.called("clear_memory"))
+    clears = AuditEvent.objects.filter(action="clear")
+    assert {(e.reason, e.ticket, e.outcome, e.bytes_after) for e in clears} == {
+        (REASON, "PRIV-1234", "ok", 0)
+    }
+    assert clears.get(agent_name="travel-planner").sha256_before == sha256(before["travel-planner"])
+
+    result = carol.get(cleared["Location"])
+    html, text = body(result), page_text(result)
+    assert result.status_code == 200
+    assert "PRIV-1234" in text and REASON in text
+    assert "Shared with every agent cleared" in text and "Travel Planner cleared" in text
+    assert sha256(before["travel-planner"]) in html and sha256("") in html
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT', html)  # when it was cleared
+    assert 'href="/support/audit?subject=alice%40contoso.com&amp;ticket=PRIV-1234"' in html
+    audit = carol.get("/support/audit", {"subject": ALICE, "ticket": "PRIV-1234"})
+    assert (
+        body(audit).count("<td>Cleared</td>") == 4 and body(audit).count("<td>Exported</td>") == 4
+    )
+
+    # Reloading the result, or going back, clears nothing more and looks nobody up again.
     fake.calls.clear()
-    response = carol.post(
-        f"{OVERVIEW}clear",
-        on_behalf(nonce, confirm_upn="ALICE@contoso.com", scopes=["agent:travel-planner"]),
-    )
-    assert response.status_code == 200
-    assert "Travel Planner: cleared" in page_text(response)
-    assert fake.text("travel-planner") == ""
-    assert "Prefers concise answers" in fake.text()
-    (clear,) = fake.called("clear_memory")
-    assert clear.user_identity and clear.upn == ALICE
-    event = AuditEvent.objects.get(action="clear")
-    assert (event.reason, event.ticket, event.agent_name, event.outcome) == (
-        "Privacy request by email",
-        "PRIV-1234",
-        "travel-planner",
-        "ok",
-    )
-    assert event.actor_is_support and event.bytes_after == 0
+    assert carol.get(cleared["Location"]).status_code == 200
+    assert carol.get(OVERVIEW).status_code == 200
+    assert not fake.called("clear_memory")
+    assert AuditEvent.objects.filter(action="lookup").count() == 1
 
     activity = page_text(alice.get("/activity"))
     assert "Support: carol@contoso.com" in activity
-    assert "Privacy request by email · PRIV-1234" in activity
+    assert f"{REASON} · PRIV-1234" in activity
+    assert "Cleared Travel Planner" in activity
 
 
-def test_a_confirmation_works_once(carol: Client, fake: FakeCoreAPI):
-    nonce = nonces(carol)["clear"]
-    first = carol.post(f"{OVERVIEW}clear", on_behalf(nonce, scopes=["agent:travel-planner"]))
-    assert first.status_code == 200
-    replay = carol.post(f"{OVERVIEW}clear", on_behalf(nonce, scopes=["user"]))
+def test_a_request_for_some_memories_exports_and_clears_only_those(
+    carol: Client, fake: FakeCoreAPI
+):
+    request_url = start(carol, scopes=["agent:travel-planner"])
+    assert "1 chosen" in page_text(carol.get(request_url))
+    archive = export(carol, request_url)
+    assert sorted(archive.namelist()) == ["agent-travel-planner.md", "manifest.json"]
+    assert clear(carol, request_url).status_code == 302
+    assert fake.text("travel-planner") == ""
+    assert "Prefers concise answers" in fake.text() and fake.text("it-helpdesk") != ""
+    assert [c.agent_object_id for c in fake.called("clear_memory")] == [
+        fake.object_id("travel-planner")
+    ]
+
+
+def test_all_memories_wins_over_single_ticks(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol, scopes=["all", "user"])
+    assert "All memories (4)" in page_text(carol.get(request_url))
+
+
+def test_the_clear_waits_for_the_export(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol)
+    response = clear(carol, request_url)
+    assert response.status_code == 409
+    assert "Nothing was cleared: download the export first." in page_text(response)
+    assert not fake.called("clear_memory")
+    assert "Prefers concise answers" in fake.text()
+
+
+@pytest.mark.parametrize("conditional", [False, True], ids=["plain", "if-match"])
+def test_a_memory_that_changed_since_the_export_is_not_cleared(
+    carol: Client, fake: FakeCoreAPI, conditional: bool
+):
+    fake.conditional = conditional
+    request_url = start(carol, scopes=["user", "agent:travel-planner"])
+    export(carol, request_url)
+    fake.put(fake.text("travel-planner") + "\n- Added after the export.\n", "travel-planner")
+    assert "changed since the export" in page_text(carol.get(request_url))
+
+    result = carol.get(clear(carol, request_url)["Location"])
+    text = page_text(result)
+    assert "Shared with every agent cleared" in text
+    assert "Travel Planner not cleared: It changed since the export" in text
+    assert fake.text() == "" and "Added after the export." in fake.text("travel-planner")
+
+    # Exported again, it goes.
+    assert "Export again, then clear what changed" in text
+    export(carol, request_url)
+    result = carol.get(clear(carol, request_url)["Location"])
+    assert "Travel Planner cleared" in page_text(result)
+    assert fake.text("travel-planner") == ""
+
+
+def test_a_clear_confirmation_works_once(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol, scopes=["agent:travel-planner"])
+    export(carol, request_url)
+    nonce = field_value(body(carol.get(request_url)), "nonce")
+    first = carol.post(f"{request_url}clear", {"nonce": nonce, "confirm_upn": ALICE})
+    assert first.status_code == 302
+    replay = carol.post(f"{request_url}clear", {"nonce": nonce, "confirm_upn": ALICE})
     assert replay.status_code == 409
     assert "That confirmation was already used" in page_text(replay)
-    assert 'value="Privacy request by email"' in body(replay)  # what was typed stays
-    assert "Prefers concise answers" in fake.text()
     assert AuditEvent.objects.filter(action="clear").count() == 1
 
 
-@pytest.mark.parametrize(
-    ("upn", "action"), [(BOB, "export"), (ALICE, "clear")], ids=["other-user", "other-action"]
-)
-def test_a_confirmation_holds_only_for_its_user_and_action(
-    carol: Client, fake: FakeCoreAPI, upn: str, action: str
-):
-    """A confirmation from alice's export form exports nothing else: not bob's memory, even
-    though carol looked bob up too, and not a clear of alice's."""
+def test_a_confirmation_holds_only_for_its_user_and_action(carol: Client, fake: FakeCoreAPI):
+    """The overview's confirmation starts a request for alice only; one request's clear
+    confirmation clears nothing of another request."""
+    overview_nonce = field_value(body(look_up(carol)), "nonce")
     looked_up(carol, BOB)
-    alice_export = nonces(carol)["export"]
-    fake.calls.clear()
-    fields = on_behalf(alice_export, confirm_upn=upn, scopes=["user"])
-    response = carol.post(f"/support/users/{upn}/{action}", fields)
-    assert response.status_code == 409
-    assert "That confirmation was already used" in page_text(response)
-    assert f"Memory of {upn}" in page_text(response)
-    assert 'value="Privacy request by email"' in body(response)  # what was typed stays
-    assert 'value="PRIV-1234"' in body(response)
-    assert not fake.called("export_memory") and not fake.called("clear_memory")
-    assert not AuditEvent.objects.filter(action__in=["export", "clear"]).exists()
-    assert "Prefers concise answers" in fake.text()
+    for_bob = carol.post(f"/support/users/{BOB}/requests", request_fields(overview_nonce))
+    assert for_bob.status_code == 409
+    assert "That confirmation was already used" in page_text(for_bob)
+    assert f"Memory of {BOB}" in page_text(for_bob)
+    assert f'value="{REASON}"' in body(for_bob)  # what was typed stays
 
-    # Sent elsewhere, it is used up; the page's fresh confirmation for this user works.
-    assert carol.post(f"{OVERVIEW}export", on_behalf(alice_export)).status_code == 409
-    fresh = dict(zip(("export", "clear"), field_values(body(response), "nonce"), strict=True))
-    retried = carol.post(f"/support/users/{upn}/{action}", {**fields, "nonce": fresh[action]})
-    assert retried.status_code == 200
-    assert {e.subject_upn for e in AuditEvent.objects.filter(action=action)} == {upn}
-
-
-def test_the_retry_confirmation_only_clears(carol: Client, fake: FakeCoreAPI):
-    """The results page's retry confirmation is for clearing that user's memory, nothing else."""
-    fail(fake, "clear_memory", next(f for f in FAILURES if f.name == "unavailable"))
-    result = carol.post(f"{OVERVIEW}clear", on_behalf(nonces(carol)["clear"], scopes=["user"]))
-    retry_nonce = field_value(body(result), "nonce")
-    fake.heal()
-    fake.calls.clear()
-    export = carol.post(f"{OVERVIEW}export", on_behalf(retry_nonce))
-    assert export.status_code == 409
-    assert not fake.called("export_memory")
-    assert not AuditEvent.objects.filter(action="export").exists()
+    first, second = start(carol, scopes=["user"]), start(carol, scopes=["agent:it-helpdesk"])
+    export(carol, first)
+    export(carol, second)
+    first_nonce = field_value(body(carol.get(first)), "nonce")
+    crossed = carol.post(f"{second}clear", {"nonce": first_nonce, "confirm_upn": ALICE})
+    assert crossed.status_code == 409
+    assert not fake.called("clear_memory")
 
 
 @pytest.mark.parametrize(
@@ -429,112 +559,89 @@ def test_the_retry_confirmation_only_clears(carol: Client, fake: FakeCoreAPI):
     [
         ({"reason": ""}, "This field is required."),
         ({"ticket": "PRIV 1"}, "Use letters, digits and . _ # / : - only."),
-        ({"confirm_upn": "bob@contoso.com"}, f"Type {ALICE} exactly to confirm."),
-        ({"scopes": []}, "Choose at least one memory to clear."),
+        ({"scopes": []}, "Choose the memories to delete, or all of them."),
+        ({"scopes": ["agent:finance-insights"]}, "Select a valid choice."),
     ],
-    ids=["no-reason", "bad-ticket", "wrong-upn", "no-scope"],
+    ids=["no-reason", "bad-ticket", "no-memory", "not-hers"],
 )
-def test_clear_needs_reason_ticket_typed_upn_and_a_memory(
+def test_a_request_needs_reason_ticket_and_memories(
     carol: Client, fake: FakeCoreAPI, change, message
 ):
-    nonce = nonces(carol)["clear"]
-    fields = {**on_behalf(nonce, scopes=["agent:travel-planner"]), **change}
-    response = carol.post(f"{OVERVIEW}clear", fields)
+    nonce = field_value(body(look_up(carol)), "nonce")
+    fields = {**request_fields(nonce), **change}
+    response = carol.post(f"{OVERVIEW}requests", fields)
     assert response.status_code == 400
     assert message in page_text(response)
     if fields["ticket"] == "PRIV-1234":
         assert 'value="PRIV-1234"' in body(response)  # what was typed stays
-    assert fake.text("travel-planner") != ""
+    assert not fake.called("export_memory") and not fake.called("clear_memory")
+
+
+def test_the_clear_needs_the_upn_typed_again(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol)
+    export(carol, request_url)
+    response = clear(carol, request_url, upn=BOB)
+    assert response.status_code == 400
+    assert f"Type {ALICE} exactly to confirm." in page_text(response)
     assert not fake.called("clear_memory")
 
 
 def test_a_failed_clear_is_reported_audited_and_retryable(
     carol: Client, fake: FakeCoreAPI, subtests
 ):
-    fields = on_behalf(nonces(carol)["clear"], scopes=["user", "agent:it-helpdesk"])
-    for failure, method in each_failure(["clear_memory", "get_memory"]):
-        with subtests.test(failure.name, method=method):
-            fail(fake, method, failure)
-            result = carol.post(f"{OVERVIEW}clear", fields)
-            html = body(result)
-            assert result.status_code == 200  # the page reports each one
-            assert f"Your memory: failed: {failure.message}" in page_text(result)
-            assert f"IT Helpdesk: failed: {failure.message}" in page_text(result)
+    request_url = start(carol, scopes=["user", "agent:it-helpdesk"])
+    export(carol, request_url)
+    for (failure,) in each_failure():
+        with subtests.test(failure.name):
+            fail(fake, "clear_memory", failure)
+            cleared = clear(carol, request_url)
+            assert cleared.status_code == 302
+            result = carol.get(cleared["Location"])
+            html, text = body(result), page_text(result)
+            assert f"Shared with every agent failed: {failure.message}" in text
+            assert f"IT Helpdesk failed: {failure.message}" in text
             errors = AuditEvent.objects.filter(action="clear", outcome="error")
             assert [e.error_status for e in errors[:2]] == [failure.coreapi_status] * 2
             assert fake.text() != ""
-            # The next attempt is the page's own retry form, with a fresh confirmation.
-            fields = {
-                "nonce": field_value(html, "nonce"),
-                "reason": field_value(html, "reason"),
-                "ticket": field_value(html, "ticket"),
-                "confirm_upn": field_value(html, "confirm_upn"),
-                "scopes": field_values(html, "scopes"),
-            }
-            assert fields["scopes"] == ["user", "agent:it-helpdesk"]
+            assert field_values(html, "scopes") == ["user", "agent:it-helpdesk"]
 
     fake.heal()
-    retried = carol.post(f"{OVERVIEW}clear", fields)
-    assert retried.status_code == 200
-    assert "Your memory: cleared" in page_text(retried)
+    retry = {name: field_values(html, name) for name in ("nonce", "confirm_upn", "scopes")}
+    retried = carol.post(f"{request_url}clear", retry)
+    assert retried.status_code == 302
+    text = page_text(carol.get(retried["Location"]))
+    assert "Shared with every agent cleared" in text and "IT Helpdesk cleared" in text
+    assert "Retry the failed ones" not in text
     assert fake.text() == "" and fake.text("it-helpdesk") == ""
 
 
-def test_on_behalf_actions_when_the_agents_cannot_be_listed(
-    carol: Client, fake: FakeCoreAPI, subtests
-):
-    confirmations = nonces(carol)  # not used up: nothing gets that far
-    for failure, action in each_failure(["clear", "export"]):
-        with subtests.test(failure.name, action=action):
+def test_a_failed_export_hands_nothing_over(carol: Client, fake: FakeCoreAPI, subtests):
+    """Nothing half-done is downloaded, and the clear still waits for an export."""
+    request_url = start(carol)
+    for failure, method in each_failure(["export_memory", "get_memory"]):
+        with subtests.test(failure.name, method=method):
+            fail(fake, method, failure, agent="travel-planner")
+            response = carol.post(f"{request_url}export")
+            assert response.status_code == failure.portal_status
+            assert "Content-Disposition" not in response and not response.streaming
+            assert f"Nothing was exported: {failure.message}" in page_text(response)
+    fake.heal()
+    assert clear(carol, request_url).status_code == 409
+    assert not fake.called("clear_memory")
+
+
+def test_request_steps_when_the_agents_cannot_be_listed(carol: Client, fake: FakeCoreAPI, subtests):
+    request_url = start(carol)
+    for failure, step in each_failure(["", "export", "clear"]):
+        with subtests.test(failure.name, step=step):
             fail(fake, "list_agents", failure)
-            response = carol.post(
-                f"{OVERVIEW}{action}", on_behalf(confirmations[action], scopes=["user"])
+            fields = {"nonce": "x" * 22, "confirm_upn": ALICE}
+            response = (
+                carol.post(f"{request_url}{step}", fields) if step else carol.get(request_url)
             )
             assert response.status_code == failure.portal_status
             assert refusal(failure.message, failure.portal_status) in page_text(response)
             assert not fake.called("clear_memory") and not fake.called("export_memory")
-
-
-# --- export on the user's behalf -----------------------------------------------------------------
-
-
-def test_export_everything_for_the_user(carol: Client, fake: FakeCoreAPI):
-    nonce = nonces(carol)["export"]
-    response = carol.post(f"{OVERVIEW}export", on_behalf(nonce, ticket="DSAR-7"))
-    assert response.status_code == 200
-    assert response["Content-Type"] == "application/zip"
-    assert "memory-alice_contoso.com-" in response["Content-Disposition"]
-    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    manifest = json.loads(archive.read("manifest.json"))
-    assert manifest["upn"] == ALICE
-    assert {f["agent_name"] for f in manifest["files"] if f["scope"] == "agent"} == {
-        "benefits-assistant",
-        "it-helpdesk",
-        "travel-planner",
-    }
-    assert archive.read("agent-travel-planner.md") == fake.text("travel-planner").encode()
-    exports = AuditEvent.objects.filter(action="export")
-    assert {(e.reason, e.ticket, e.outcome) for e in exports} == {
-        ("Privacy request by email", "DSAR-7", "ok")
-    }
-    assert exports.count() == 4
-    assert all(c.upn == ALICE for c in fake.called("export_memory"))
-
-    again = carol.post(f"{OVERVIEW}export", on_behalf(nonce, ticket="DSAR-7"))
-    assert again.status_code == 409
-
-
-def test_a_failed_export_for_the_user_is_a_refusal_page(carol: Client, fake: FakeCoreAPI, subtests):
-    """Nothing half-done is downloaded: every document is fetched before the first byte."""
-    for failure, method in each_failure(["export_memory", "get_memory"]):
-        with subtests.test(failure.name, method=method):
-            nonce = nonces(carol)["export"]  # a refusal page has no form to retry from
-            fail(fake, method, failure, agent="travel-planner")
-            response = carol.post(f"{OVERVIEW}export", on_behalf(nonce))
-            assert response.status_code == failure.portal_status
-            assert "Content-Disposition" not in response
-            assert refusal(failure.message, failure.portal_status) in page_text(response)
-            assert not response.streaming
 
 
 # --- audit trail ------------------------------------------------------------------------------------
@@ -543,13 +650,17 @@ def test_a_failed_export_for_the_user_is_a_refusal_page(carol: Client, fake: Fak
 def test_audit_page_filters_and_exports_csv(carol: Client, fake: FakeCoreAPI):
     look_up(carol, ALICE)
     look_up(carol, "bob@contoso.com")
-    carol.post(f"{OVERVIEW}reveal", {"scope_key": "user", "reason": "=HYPERLINK(evil)"})
+    carol.post(
+        f"{OVERVIEW}reveal", {"scope_key": "agent:travel-planner", "reason": "=HYPERLINK(evil)"}
+    )
 
     page = carol.get("/support/audit", {"subject": "bob@contoso.com", "action": "lookup"})
     html = body(page)
     assert page.status_code == 200 and is_page(page)
     assert "<td>bob@contoso.com</td>" in html
     assert "<td>alice@contoso.com</td>" not in html
+    everything = page_text(carol.get("/support/audit"))
+    assert "Travel Planner" in everything and "travel-planner" not in everything
 
     exported = carol.get("/support/audit", {"actor": "carol@contoso.com", "format": "csv"})
     assert exported.status_code == 200
@@ -560,6 +671,7 @@ def test_audit_page_filters_and_exports_csv(carol: Client, fake: FakeCoreAPI):
     assert {row["action"] for row in rows} == {"lookup", "reveal"}
     (reveal,) = [row for row in rows if row["action"] == "reveal"]
     assert reveal["reason"] == "'=HYPERLINK(evil)"  # never a spreadsheet formula
+    assert (reveal["agent_name"], reveal["memory"]) == ("travel-planner", "Travel Planner")
 
 
 def test_audit_page_with_bad_dates(carol: Client):

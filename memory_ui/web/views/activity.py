@@ -1,10 +1,13 @@
 """What happened to memory: a user's own Activity page, and the audit trail for support
-staff (filters and CSV). Both read the append-only audit events."""
+staff (filters and CSV). Both read the append-only audit events, and both name each
+memory as every other page does (`Target.label`): events keep agent names, shown by their
+display names where the portal knows them (`audit.agent_names_known`)."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, time
 
 from django.conf import settings
@@ -12,13 +15,20 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from memory_ui import auth
+from memory_ui.audit import agent_names_known, agent_names_remember
+from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
 from memory_ui.models import AuditEvent
-from memory_ui.web.access import signed_in, support_required
-from memory_ui.web.forms import AuditFilterForm
+from memory_ui.web.access import signed_in, support_required, user_agents
+from memory_ui.web.htmx import HtmxHttpRequest, render_page
+from memory_ui.web.links import target_url
+from memory_ui.web.support_forms import ActivityFilterForm, AuditFilterForm
+
+PAGE_SIZE = 25
 
 CSV_FIELDS = (
     "created_at", "actor_upn", "actor_oid", "actor_is_support", "subject_upn", "action",
@@ -28,14 +38,115 @@ CSV_FIELDS = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class EventRow:
+    """One event as a table row: the memory it was about (None for a look-up) and, on the
+    user's own Activity page, the link to that memory."""
+
+    event: AuditEvent
+    target: Target | None
+    url: str = ""
+
+    @property
+    def memory(self) -> str:
+        return self.target.label if self.target else "—"
+
+
+def event_target(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
+    """The memory `event` was about, named by `agents` (name -> Agent) where known."""
+    if event.scope == "user":
+        return Target("user")
+    if event.scope in ("agent", "combined") and event.agent_name:
+        agent = agents.get(event.agent_name) or Agent(
+            event.agent_name, event.agent_object_id, event.agent_name
+        )
+        return Target(event.scope, agent)
+    return None
+
+
+def _known_agents() -> dict[str, Agent]:
+    return {name: Agent(name, "", display) for name, display in agent_names_known().items()}
+
+
+def _page_query(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+# --- a user's own Activity --------------------------------------------------------------
+
+
+def _own_agents(request: HttpRequest) -> dict[str, Agent] | None:
+    """The user's agents (their memory pages exist), or None when CoreAPI can't say now."""
+    try:
+        agents = user_agents(request)
+    except (CoreAPIError, auth.SignInRequired):
+        # The events come from the portal's own database: show them all the same.
+        return None
+    agent_names_remember(agents)
+    return {agent.name: agent for agent in agents}
+
+
+def _memory_choices(
+    events: QuerySet[AuditEvent], own: Iterable[str], names: dict[str, Agent]
+) -> list[tuple[str, str]]:
+    """Shared memory, then every agent the user has or their events name, by display name."""
+
+    def label(name: str) -> str:
+        return names[name].display_name if name in names else name
+
+    mentioned = events.exclude(agent_name="").order_by().values_list("agent_name", flat=True)
+    agents = sorted({*mentioned, *own}, key=lambda name: label(name).casefold())
+    return [("user", USER_MEMORY_LABEL), *((target_key("agent", n), label(n)) for n in agents)]
+
+
+def _activity_filtered(
+    events: QuerySet[AuditEvent], form: ActivityFilterForm
+) -> QuerySet[AuditEvent]:
+    if not form.is_bound:
+        return events
+    if not form.is_valid():
+        return events.none()
+    memory, action = form.cleaned_data["memory"], form.cleaned_data["action"]
+    if memory == "user":
+        events = events.filter(scope="user")
+    elif memory:
+        # An agent's memory: its own document and what it sees (which includes the shared one).
+        events = events.filter(agent_name=memory.partition(":")[2])
+    if action:
+        events = events.filter(action=action)
+    return events
+
+
 @require_GET
 @login_required
-def activity(request: HttpRequest) -> HttpResponse:
+def activity(request: HtmxHttpRequest) -> HttpResponse:
     """What happened to my memory, by me or by support staff (with reason and ticket)."""
     events = AuditEvent.objects.filter(subject_upn__iexact=signed_in(request).upn)
-    page = Paginator(events, 50).get_page(request.GET.get("page"))
-    context = {"page": page, "show_support_actor": settings.PORTAL_SHOW_SUPPORT_ACTOR}
-    return render(request, "memory_ui/activity.html", context)
+    own = _own_agents(request)
+    names = {**_known_agents(), **(own or {})}
+    choices = _memory_choices(events, own or {}, names)
+    form = ActivityFilterForm(request.GET or None, memory_choices=choices)
+    page = Paginator(_activity_filtered(events, form), PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = []
+    for event in page.object_list:
+        target = event_target(event, names)
+        linked = target is not None and (target.agent is None or target.agent_name in (own or {}))
+        rows.append(EventRow(event, target, target_url(target) if linked and target else ""))
+    context = {
+        "form": form,
+        "page": page,
+        "rows": rows,
+        "query": _page_query(request),
+        "filtered": form.is_bound,
+        "show_support_actor": settings.PORTAL_SHOW_SUPPORT_ACTOR,
+        "agents_unavailable": own is None,
+    }
+    return render_page(request, "memory_ui/activity.html", "events", context)
+
+
+# --- the audit trail (support staff) ----------------------------------------------------
 
 
 def _filtered(form: AuditFilterForm) -> QuerySet[AuditEvent]:
@@ -47,6 +158,8 @@ def _filtered(form: AuditFilterForm) -> QuerySet[AuditEvent]:
         events = events.filter(subject_upn__iexact=data["subject"].strip())
     if data["actor"]:
         events = events.filter(actor_upn__iexact=data["actor"].strip())
+    if data["ticket"]:
+        events = events.filter(ticket=data["ticket"].strip())
     if data["action"]:
         events = events.filter(action=data["action"])
     tz = timezone.get_current_timezone()
@@ -64,9 +177,12 @@ class _Echo:
 
 def _csv_rows(events: QuerySet[AuditEvent]) -> Iterator[str]:
     writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_FIELDS)
+    names = _known_agents()
+    yield writer.writerow((*CSV_FIELDS, "memory"))
     for event in events.iterator(chunk_size=500):
-        yield writer.writerow([_csv_cell(getattr(event, name)) for name in CSV_FIELDS])
+        target = event_target(event, names)
+        cells = [getattr(event, name) for name in CSV_FIELDS]
+        yield writer.writerow([_csv_cell(v) for v in (*cells, target.label if target else "")])
 
 
 def _csv_cell(value: object) -> object:
@@ -78,7 +194,7 @@ def _csv_cell(value: object) -> object:
 
 @require_GET
 @support_required
-def support_audit(request: HttpRequest) -> HttpResponse:
+def support_audit(request: HtmxHttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
     events = _filtered(form) if request.GET else AuditEvent.objects.all()
     if request.GET.get("format") == "csv":
@@ -86,7 +202,7 @@ def support_audit(request: HttpRequest) -> HttpResponse:
         response["Content-Disposition"] = 'attachment; filename="memory-audit.csv"'
         return response
     page = Paginator(events, 50).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
-    return render(request, "memory_ui/support/audit.html", context)
+    names = _known_agents()
+    rows = [EventRow(event, event_target(event, names)) for event in page.object_list]
+    context = {"form": form, "page": page, "rows": rows, "query": _page_query(request)}
+    return render_page(request, "memory_ui/support/audit.html", "events", context)

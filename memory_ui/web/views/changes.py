@@ -221,7 +221,11 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
         return _page_now(request, target, status=410)
     try:
         result = memory_replace(
-            user_actor(request), target, record.before, started_from=record.after
+            user_actor(request),
+            target,
+            record.before,
+            started_from=record.after,
+            action=Action.UNDO,
         )
     except MemoryChanged as exc:
         messages.warning(

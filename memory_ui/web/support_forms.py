@@ -1,0 +1,109 @@
+"""Support staff's input (look-up, reveal, a deletion request and its clear) and the
+filters of the Activity page and the audit trail, as Django forms."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+
+from memory_ui.audit import Action
+from memory_ui.web.confirm import NonceConfirmation, UPNConfirmation
+
+UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
+EVERY_MEMORY = "all"
+
+
+def valid_upn(value: str) -> str | None:
+    """The canonical form of a UPN (trimmed, lower case), or None when `value` is not one.
+    Entra compares UPNs case-insensitively, but CoreAPI's substitution pattern and the
+    audit trail compare text, so the overview URL, X-USER-IDENTITY, the audit subject and
+    the confirmations all use this one form (docs/architecture.md, Identity and
+    authorization). The pattern is ASCII, where lower() and casefold() agree."""
+    value = value.strip()
+    if len(value) > 254 or not UPN_PATTERN.fullmatch(value):
+        return None
+    return value.lower()
+
+
+class LookupForm(forms.Form):
+    upn = forms.CharField(label="User principal name", max_length=254, strip=True)
+
+    def clean_upn(self) -> str:
+        upn = valid_upn(self.cleaned_data["upn"])
+        if upn is None:
+            raise forms.ValidationError("Enter a user principal name such as alice@contoso.com.")
+        return upn
+
+
+class RevealForm(forms.Form):
+    scope_key = forms.CharField(max_length=220)
+    reason = forms.CharField(
+        label="Why do you need to read it?", max_length=500, min_length=5, strip=True
+    )
+
+
+class DeletionRequestForm(NonceConfirmation):
+    """The start of "Handle a deletion request": reason and ticket (given once, for the
+    export and the clear) and which memories, `all` meaning every one of them. The
+    confirmation is issued for this user and this action and works once."""
+
+    reason = forms.CharField(label="Reason", max_length=500, min_length=5, strip=True)
+    ticket = forms.RegexField(
+        label="Ticket reference",
+        max_length=100,
+        regex=r"^[A-Za-z0-9][A-Za-z0-9._#/:-]*$",
+        error_messages={"invalid": "Use letters, digits and . _ # / : - only."},
+    )
+    scopes = forms.MultipleChoiceField(
+        error_messages={"required": "Choose the memories to delete, or all of them."}
+    )
+
+    def __init__(self, *args: Any, scope_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keys = [key for key, _ in scope_choices]
+        self.fields["scopes"].choices = [(EVERY_MEMORY, "All memories"), *scope_choices]
+
+    def clean_scopes(self) -> list[str]:
+        chosen = self.cleaned_data["scopes"]
+        if EVERY_MEMORY in chosen:
+            return list(self.keys)
+        return [key for key in self.keys if key in chosen]
+
+
+class ClearRequestForm(UPNConfirmation, NonceConfirmation):
+    """Clear what a deletion request exported: the user's UPN typed again (or carried by a
+    retry) and a single-use confirmation. `scopes` narrows a retry to the failed ones."""
+
+    scopes = forms.MultipleChoiceField(required=False)
+
+    def __init__(self, *args: Any, keys: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["scopes"].choices = [(key, key) for key in keys]
+        self.keys = keys
+
+    def clean_scopes(self) -> list[str]:
+        chosen = self.cleaned_data["scopes"] or self.keys
+        return [key for key in self.keys if key in chosen]
+
+
+class AuditFilterForm(forms.Form):
+    subject = forms.CharField(required=False, max_length=254)
+    actor = forms.CharField(required=False, max_length=254)
+    ticket = forms.CharField(required=False, max_length=100)
+    action = forms.ChoiceField(required=False, choices=[("", "Any"), *Action.choices])
+    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+
+class ActivityFilterForm(forms.Form):
+    """Which of a user's own events to show: one memory (a target key: `user`, or
+    `agent:<name>` for an agent's own memory and what it sees) and one action."""
+
+    memory = forms.ChoiceField(required=False)
+    action = forms.ChoiceField(required=False, choices=[("", "Any action"), *Action.choices])
+
+    def __init__(self, *args: Any, memory_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["memory"].choices = [("", "Any memory"), *memory_choices]

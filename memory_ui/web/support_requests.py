@@ -1,0 +1,130 @@
+"""What the session keeps of support staff's work between requests: deletion requests
+under way (reason, ticket, which memories, the versions their export handed over, the
+outcome of the clear) and which look-ups still owe their audit event.
+
+A request lives in the session of the staff member who started it, bound to the user it is
+for, so its id confirms nothing for another user or another person.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.contrib.sessions.backends.base import SessionBase
+
+SESSION_REQUESTS = "support_requests"
+REQUESTS_KEPT = 10
+SESSION_LOOKUPS_DUE = "support_lookups_due"
+
+
+@dataclass
+class Exported:
+    """One memory as the request's export handed it over: the version a clear must still
+    find (`operations.Version` token) and its size."""
+
+    version: str
+    size: int
+
+
+@dataclass
+class Outcome:
+    """What the clear did to one memory: `cleared`, `changed` (since the export; nothing
+    cleared), `failed` or `unknown` (no answer; it may still be cleared)."""
+
+    key: str
+    label: str
+    status: str
+    message: str = ""
+    bytes_before: int | None = None
+    sha256_before: str = ""
+    bytes_after: int | None = None
+    sha256_after: str = ""
+
+
+@dataclass
+class DeletionRequest:
+    id: str
+    upn: str
+    reason: str
+    ticket: str
+    keys: list[str]
+    everything: bool
+    started_at: str
+    exported: dict[str, Exported] = field(default_factory=dict)
+    exported_at: str = ""
+    cleared_at: str = ""
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def exported_all(self) -> bool:
+        return all(key in self.exported for key in self.keys)
+
+    @property
+    def retryable(self) -> list[str]:
+        """Memories whose clear failed without changing anything: worth sending again."""
+        return [o.key for o in self.outcomes if o.status in ("failed", "unknown")]
+
+    def record_outcomes(self, outcomes: list[Outcome], when: str) -> None:
+        """Keep each memory's newest outcome, in the request's order."""
+        newest = {o.key: o for o in self.outcomes} | {o.key: o for o in outcomes}
+        self.outcomes = [newest[key] for key in self.keys if key in newest]
+        self.cleared_at = when
+
+    @classmethod
+    def from_session(cls, raw: dict[str, Any]) -> DeletionRequest:
+        return cls(
+            **{
+                **raw,
+                "exported": {key: Exported(**value) for key, value in raw["exported"].items()},
+                "outcomes": [Outcome(**value) for value in raw["outcomes"]],
+            }
+        )
+
+
+def _requests(session: SessionBase) -> dict[str, dict[str, Any]]:
+    return dict(session.get(SESSION_REQUESTS, {}))
+
+
+def request_start(
+    session: SessionBase,
+    *,
+    upn: str,
+    reason: str,
+    ticket: str,
+    keys: list[str],
+    everything: bool,
+    when: str,
+) -> DeletionRequest:
+    started = DeletionRequest(
+        secrets.token_urlsafe(12), upn.casefold(), reason, ticket, keys, everything, when
+    )
+    kept = list(_requests(session).items())[-(REQUESTS_KEPT - 1) :]
+    session[SESSION_REQUESTS] = {**dict(kept), started.id: asdict(started)}
+    return started
+
+
+def request_get(session: SessionBase, upn: str, request_id: str) -> DeletionRequest | None:
+    """The request `request_id` of this session, when it is for `upn`."""
+    raw = _requests(session).get(request_id)
+    if raw is None or raw["upn"] != upn.casefold():
+        return None
+    return DeletionRequest.from_session(raw)
+
+
+def request_save(session: SessionBase, request: DeletionRequest) -> None:
+    session[SESSION_REQUESTS] = {**_requests(session), request.id: asdict(request)}
+
+
+# --- One look-up audit event per visit: the look-up form's POST makes one due, and the
+# overview that follows records it; going back to the overview later records nothing.
+
+
+def lookup_audit_due(session: SessionBase, upn: str, due: bool = True) -> None:
+    pending = [u for u in session.get(SESSION_LOOKUPS_DUE, []) if u != upn.casefold()]
+    session[SESSION_LOOKUPS_DUE] = [*pending[-19:], upn.casefold()] if due else pending
+
+
+def lookup_audit_is_due(session: SessionBase, upn: str) -> bool:
+    return upn.casefold() in session.get(SESSION_LOOKUPS_DUE, [])
