@@ -16,6 +16,7 @@ import argparse
 import dataclasses
 import re
 import statistics
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,11 +24,14 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import requests
-from _stack import UPN, sign_in, start_devstack, start_portal
+
+# Run as a file: the repository's packages (devstack, tests) come from its root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devstack.config import Agent, load_fixtures
 from devstack.coreapi.faults import Faults
 from tests.pages import forms
+from tests.stack import UPN, sign_in, start_devstack, start_portal
 
 
 def many_agents_fixtures(count: int):

@@ -33,7 +33,9 @@ from functools import partial
 from pathlib import Path
 
 import requests
-from _stack import REPO, UPN, Devstack, sign_in, start_devstack, start_portal
+
+# Run as a file: the repository's packages (devstack, tests) come from its root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devstack.config import issuer, load_fixtures
 from devstack.coreapi.app import emulator
@@ -41,6 +43,7 @@ from devstack.coreapi.faults import Faults
 from devstack.pki import ensure_pki
 from devstack.tokens import delegated_access_token
 from tests.pages import forms
+from tests.stack import REPO, UPN, Devstack, sign_in, start_devstack, start_portal
 
 TIMEOUT = 30  # every HTTP request, portal or emulator
 

@@ -1,0 +1,177 @@
+"""The portal as it runs in production, for the tests and benchmarks that need it: the
+devstack (IdP and CoreAPI emulator) in this process, the portal under gunicorn in a child,
+all on loopback with free ports and their own state, and a signed-in browser session over
+HTTP. Used by tests/multi_instance and bench/."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from devstack import coreapi as coreapi_module
+from devstack import idp as idp_module
+from devstack.config import Fixtures
+from devstack.coreapi.faults import Faults
+from devstack.serve import RunningServer
+from tests.pages import form_with_button
+
+REPO = Path(__file__).resolve().parent.parent
+UPN = "alice@contoso.com"
+START_SECONDS = 30  # gunicorn importing Django and answering /healthz
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, deadline: float, process: subprocess.Popen | None = None) -> None:
+    """Until `url` answers 200; fails early when `process`, which should serve it, exits."""
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server for {url} exited with status {process.returncode}")
+        try:
+            if requests.get(url, timeout=1).status_code == 200:
+                return
+        except (requests.ConnectionError, requests.Timeout):  # still starting
+            pass
+        time.sleep(0.05)  # the interval between polls, bounded by the deadline
+    raise RuntimeError(f"{url} did not come up")
+
+
+@dataclass
+class Devstack:
+    home: Path  # state of the servers started on this stack (databases, logs)
+    fixtures: Fixtures
+    idp: RunningServer
+    coreapi: RunningServer
+    ca: str  # the dev CA that signed the IdP's certificate
+
+    def stop(self) -> None:
+        self.coreapi.stop()
+        self.idp.stop()
+
+
+def start_devstack(home: Path, fixtures: Fixtures, faults: Faults) -> Devstack:
+    idp = idp_module.start(home=home, fixtures_=fixtures)
+    coreapi = coreapi_module.start(home=home, idp_url=idp.url, fixtures_=fixtures, faults=faults)
+    return Devstack(home, fixtures, idp, coreapi, str(home / "ca.pem"))
+
+
+@dataclass
+class Portal:
+    """One portal instance under gunicorn on a port of its own, which it keeps across a
+    stop and start (a restart behind a load balancer)."""
+
+    url: str
+    log: Path
+    command: list[str]
+    cwd: Path
+    env: dict[str, str]
+    process: subprocess.Popen | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=log
+            )
+        try:
+            wait_for(f"{self.url}/healthz", time.monotonic() + START_SECONDS, self.process)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()  # gunicorn's graceful shutdown
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+def start_portal(
+    stack: Devstack,
+    *,
+    portal_dir: Path = REPO,
+    name: str = "portal",
+    workers: int = 2,
+    threads: int = 16,
+    extra_env: dict[str, str] | None = None,
+    prepare: bool = True,
+) -> Portal:
+    """The portal in `portal_dir` under gunicorn, with its own SQLite database unless
+    `extra_env` names a DATABASE_URL, signed in against `stack`. Runs with this
+    interpreter's environment (the current tree's .venv). `prepare` runs migrate and
+    collectstatic; another instance sharing the database and DJANGO_STATIC_ROOT can skip it."""
+    home, demo = stack.home, stack.fixtures
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": "benchmark-only-secret-key-0123456789abcdefghijklmnop",
+        "PORTAL_HTTPS": "false",
+        "DATABASE_URL": f"sqlite:///{home / f'{name}.sqlite3'}",
+        "ENTRA_AUTHORITY": f"{stack.idp.url}/{demo.tenant_id}",
+        "ENTRA_CLIENT_SECRET": demo.portal.client_secret,
+        "ENTRA_INSTANCE_DISCOVERY": "false",
+        "PORTAL_CA_BUNDLE": stack.ca,
+        "COREAPI_BASE_URL": stack.coreapi.url,
+        "PORTAL_LOG_LEVEL": "WARNING",
+        "DJANGO_STATIC_ROOT": str(home / f"{name}-static"),
+        **(extra_env or {}),
+    }
+    python = sys.executable
+    if prepare:
+        for command in (["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]):
+            subprocess.run([python, "manage.py", *command], cwd=portal_dir, env=env, check=True)
+    portal = Portal(
+        url=f"http://127.0.0.1:{port}",
+        log=home / f"{name}.log",
+        # The production server, as the README runs it: runserver's replies stall on
+        # delayed ACKs (about 40 ms each) and would measure the dev server, not the portal.
+        command=[
+            str(Path(python).with_name("gunicorn")),
+            "portal.wsgi",
+            f"--bind=127.0.0.1:{port}",
+            f"--workers={workers}",
+            f"--threads={threads}",
+            # Its default path is one per user, shared by every gunicorn on the machine.
+            "--no-control-socket",
+        ],
+        cwd=portal_dir,
+        env=env,
+    )
+    portal.start()
+    return portal
+
+
+def sign_in(portal: str, ca: str, upn: str = UPN) -> requests.Session:
+    """A browser session signed in as `upn`, stopped at the callback's redirect (so the
+    first page it loads is cold)."""
+    browser = requests.Session()
+    browser.trust_env = False  # REQUESTS_CA_BUNDLE would override the dev CA
+    browser.verify = ca
+    picker = browser.get(f"{portal}/auth/login?next=/", timeout=30)
+    form = form_with_button(picker.text, "upn", upn, base_url=picker.url)
+    back = browser.post(
+        form.action, data={**form.fields, "upn": upn}, allow_redirects=False, timeout=30
+    )
+    done = browser.get(back.headers["Location"], allow_redirects=False, timeout=30)
+    assert done.status_code == 302, done.status_code
+    return browser
