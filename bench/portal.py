@@ -44,7 +44,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
-from _stack import REPO, UPN, Portal, sign_in, start_devstack, start_portal
+
+# Run as a file: the repository's packages (devstack, tests) come from its root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 
 from devstack.config import Agent, Fixtures, issuer, load_fixtures
 from devstack.coreapi import emulator
@@ -53,6 +56,7 @@ from devstack.pki import ensure_pki
 from devstack.tokens import delegated_access_token
 from tests.pages import forms
 from tests.shapes import HOSTILE_SHAPES, long_list, structured
+from tests.stack import REPO, UPN, Portal, sign_in, start_devstack, start_portal
 
 INSTANCE = "00000000-0000-0000-0000-000000000000"
 MiB = 1024 * 1024
