@@ -23,8 +23,10 @@ import time
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from django.conf import settings
 from django.utils.safestring import SafeString
@@ -124,11 +126,28 @@ class Prepared:
         self._page_starts = [0]  # positions where pages 1, 2, … start, found as needed
         self._lock = threading.Lock()
         self.rendered_chars = 0
+        self._memo: dict[tuple[object, ...], tuple[tuple[object, ...], Any]] = {}
 
     @property
     def cost(self) -> int:
         """Roughly what this holds, in characters: the text, its lines and entries, the HTML."""
         return 3 * len(self.document.text) + self.rendered_chars
+
+    def memo[T: str](
+        self, key: tuple[object, ...], make: Callable[[], T], *, replaces: tuple[object, ...]
+    ) -> T:
+        """What `make` returns for `key`, made once and kept with this document; a newer
+        key with the same `replaces` prefix takes the old one's place."""
+        with self._lock:
+            found = self._memo.get(replaces)
+        if found is not None and found[0] == key:
+            return found[1]
+        made = make()
+        with self._lock:
+            previous = self._memo.get(replaces)
+            self._memo[replaces] = (key, made)
+            self.rendered_chars += len(made) - (len(previous[1]) if previous else 0)
+        return made
 
     def _span(self, position: int) -> tuple[int, int, Entry | None]:
         if self.document.structured:

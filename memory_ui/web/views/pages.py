@@ -15,6 +15,7 @@ from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.parts import parts_html
 
 
 @require_GET
@@ -121,7 +122,11 @@ def memory_context(
         if view == "raw":
             context["raw"] = prepared.raw_page(number) or prepared.raw_page(1)
         else:
-            context["page"] = prepared.page(number) or prepared.page(1)
+            page = context["page"] = prepared.page(number) or prepared.page(1)
+            deletable = target.scope != "combined" and loaded.rewritable
+            context["part_html"] = parts_html(
+                prepared, page, deletable=deletable, memory_url=target_url(target)
+            )
     return context
 
 

@@ -1,0 +1,35 @@
+"""The parts of a memory page as HTML, each rendered once per document version and reused.
+
+A part's HTML depends on the document (cached by its hash: `memory_ui.memory.paging`), on
+whether it can be deleted here, and on the time: "3 days ago". It is kept with the parsed
+document and rendered again when the minute changes, so a relative time is at most a
+minute old. It holds no per-user data: Delete buttons submit the page's one form, which
+carries the CSRF token and version (memory.html).
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from memory_ui.memory.paging import Page, Prepared
+
+
+def parts_html(
+    prepared: Prepared, page: Page, *, deletable: bool, memory_url: str
+) -> list[SafeString]:
+    minute = int(time.time() // 60)
+    rendered = []
+    for part in page.parts:
+
+        def render(part=part) -> SafeString:
+            context = {"part": part, "deletable": deletable, "memory_url": memory_url}
+            return render_to_string("memory_ui/components/part.html", context)
+
+        key = ("part", part.position, deletable, memory_url, minute)
+        # render_to_string returns a SafeString (the template escaped what it inserted);
+        # the memo keeps that object as it is.
+        rendered.append(prepared.memo(key, render, replaces=key[:-1]))
+    return rendered
