@@ -152,7 +152,14 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent card requests write sessions: take the write lock up front and wait for it.
-    DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    # WAL lets readers go on while one request writes, and commits without waiting for the
+    # disk twice (a crash may lose the last commits, never corrupt the file): sessions and
+    # the cache write on most requests.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
     # A file, not memory, for tests (tests/conftest.py names it): Django shares one
     # in-memory connection among a live server's threads, which parallel htmx requests trip.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
