@@ -106,6 +106,7 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
     home = state_dir()
     pki = ensure_pki(home)  # once, before the servers race for it
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DEVSTACK_HOME": str(home)}
+    env.setdefault("PORTAL_DEVSTACK", "true")
     env.setdefault("DJANGO_DEBUG", "true")
     env.setdefault("PORTAL_CA_BUNDLE", str(pki.ca_cert))
 

@@ -84,7 +84,16 @@ def reset_caches() -> None:
     _service_app.cache_clear()
 
 
-def _client_credential() -> str | dict[str, str]:
+def _federated_assertion() -> str:
+    # Read for every token request: workload identity rotates the file (about hourly).
+    return Path(settings.ENTRA_CLIENT_ASSERTION_FILE).read_text(encoding="utf-8").strip()
+
+
+def _client_credential() -> str | dict[str, Any]:
+    """The first configured of: a federated token file (workload identity: no secret to
+    keep), a certificate, a client secret."""
+    if settings.ENTRA_CLIENT_ASSERTION_FILE:
+        return {"client_assertion": _federated_assertion}
     if settings.ENTRA_CLIENT_CERTIFICATE_PATH:
         return {
             "private_key": Path(settings.ENTRA_CLIENT_CERTIFICATE_PATH).read_text(),

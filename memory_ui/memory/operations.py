@@ -13,6 +13,7 @@ request's own database connection.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -124,7 +125,10 @@ def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return [step(item) for item in items]
     workers = min(len(items), settings.PORTAL_COREAPI_FAN_OUT)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(step, items))
+        # Each step in a copy of the caller's context, so its CoreAPI calls carry the
+        # request's correlation id (memory_ui.coreapi.context).
+        futures = [pool.submit(contextvars.copy_context().run, step, item) for item in items]
+        return [future.result() for future in futures]
 
 
 def audit_step(actor: Actor, action: str, target: Target, **fields: object) -> None:

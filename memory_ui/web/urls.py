@@ -9,7 +9,6 @@ agent = "memory/agents/<slug:agent_name>"
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
-    path("healthz", signin.healthz, name="healthz"),
     # sign-in
     path("auth/login", signin.login_view, name="auth_login"),
     path("auth/callback", signin.callback_view, name="auth_callback"),

@@ -1,0 +1,51 @@
+"""One JSON object per log line, each with the id of the request it belongs to.
+
+Used by Django's LOGGING (portal/settings.py) and by gunicorn's own and access logs
+(deploy/gunicorn.conf.py), so a log pipeline parses one format. A traceback stays inside
+its line (in "exc_info"), never spread over many. Nothing here adds tokens or memory
+content: the portal never logs them, and the access log drops the query string of the
+sign-in callback (its authorization code and client_info).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+
+from memory_ui.coreapi import context
+
+# LogRecord attributes that are the record's own machinery, not extra fields.
+_STANDARD = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
+)
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts the current request's id on every record as `request_id` (empty outside one)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(record, "request_id", None):
+            record.request_id = context.correlation_id.get() or ""
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None) or context.correlation_id.get()
+        if request_id:
+            entry["request_id"] = request_id
+        for name, value in vars(record).items():
+            if name not in _STANDARD and name not in entry and not name.startswith("_"):
+                entry[name] = value if isinstance(value, str | int | float | bool) else str(value)
+        if record.exc_info:
+            entry["exc_info"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack_info"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
