@@ -21,12 +21,32 @@ _STANDARD = frozenset(
 )
 
 
+def _request_id(record: logging.LogRecord) -> str:
+    """The id of the request a record belongs to: the one being served, or, for Django's
+    own "Bad Request"/"Server Error" lines written after the middleware returned, the one
+    on the request they carry (portal/requestid.py puts it there)."""
+    return (
+        getattr(record, "request_id", None)
+        or context.correlation_id.get()
+        or getattr(getattr(record, "request", None), "request_id", "")
+    )
+
+
+def _describe(value: object) -> object:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    # Django passes the request itself; its repr holds the query string, which on the
+    # sign-in callback is a credential. Method and path only.
+    if hasattr(value, "method") and hasattr(value, "path"):
+        return f"{value.method} {value.path}"
+    return str(value)
+
+
 class RequestIdFilter(logging.Filter):
-    """Puts the current request's id on every record as `request_id` (empty outside one)."""
+    """Puts the request's id on every record as `request_id` (empty outside a request)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not getattr(record, "request_id", None):
-            record.request_id = context.correlation_id.get() or ""
+        record.request_id = _request_id(record)
         return True
 
 
@@ -38,12 +58,11 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        request_id = getattr(record, "request_id", None) or context.correlation_id.get()
-        if request_id:
+        if request_id := _request_id(record):
             entry["request_id"] = request_id
         for name, value in vars(record).items():
             if name not in _STANDARD and name not in entry and not name.startswith("_"):
-                entry[name] = value if isinstance(value, str | int | float | bool) else str(value)
+                entry[name] = _describe(value)
         if record.exc_info:
             entry["exc_info"] = self.formatException(record.exc_info)
         if record.stack_info:

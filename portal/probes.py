@@ -84,6 +84,9 @@ def readiness() -> tuple[int, dict[str, str]]:
 def _answer(status: int, body: dict[str, str]) -> HttpResponse:
     response = JsonResponse(body, status=status)
     add_never_cache_headers(response)
+    # Not another "Service Unavailable" line from Django per probe while draining: a
+    # failed check has been logged above with its cause.
+    response._has_been_logged = True  # the flag django.utils.log.log_response checks
     return response
 
 

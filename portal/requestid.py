@@ -21,6 +21,7 @@ def request_ids(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable
     def middleware(request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         request_id = incoming if REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
+        request.request_id = request_id  # for log lines written after this returns
         token = context.correlation_id.set(request_id)
         try:
             response = get_response(request)
