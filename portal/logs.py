@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.config
 from datetime import UTC, datetime
 
 from memory_ui.coreapi import context
@@ -68,3 +69,10 @@ class JsonFormatter(logging.Formatter):
         if record.stack_info:
             entry["stack_info"] = self.formatStack(record.stack_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def configure(config: dict[str, object]) -> None:
+    """Django's LOGGING_CONFIG: the dictionary, and Python's warnings as log records, so
+    they come out as JSON lines too instead of bare text on stderr."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -89,7 +90,7 @@ def exposition() -> bytes:
 
 def _scrape_allowed(request: HttpRequest) -> bool | None:
     """None: metrics are off; otherwise whether the request carries the token."""
-    token = os.environ.get("PORTAL_METRICS_TOKEN", "")
+    token = settings.PORTAL_METRICS_TOKEN
     if not token:
         return None
     offered = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()

@@ -342,6 +342,11 @@ FILE_UPLOAD_HANDLERS = [
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 6 * PORTAL_UPLOAD_MAX_BYTES + 65_536)
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
+# /metrics (portal/metrics.py) answers only with `Authorization: Bearer <this>`; unset: 404.
+PORTAL_METRICS_TOKEN = env("PORTAL_METRICS_TOKEN")
+# OpenTelemetry to Azure Monitor when set (portal/telemetry.py).
+APPLICATIONINSIGHTS_CONNECTION_STRING = env("APPLICATIONINSIGHTS_CONNECTION_STRING")
+
 # One JSON object per line in production (portal/logs.py), each with its request's id;
 # plain text for people reading a terminal. Never tokens or memory content.
 PORTAL_LOG_FORMAT = env("PORTAL_LOG_FORMAT", "plain" if DEBUG else "json")
@@ -349,6 +354,7 @@ if PORTAL_LOG_FORMAT not in ("json", "plain"):
     raise ImproperlyConfigured(
         f"PORTAL_LOG_FORMAT must be json or plain, not {PORTAL_LOG_FORMAT!r}."
     )
+LOGGING_CONFIG = "portal.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -151,10 +151,10 @@ def test_coreapi_calls_carry_the_request_id(monkeypatch):
 # --- metrics ------------------------------------------------------------------------------
 
 
-def test_metrics_are_off_without_a_token_and_need_it_when_on(not_draining, monkeypatch):
-    monkeypatch.delenv("PORTAL_METRICS_TOKEN", raising=False)
+def test_metrics_are_off_without_a_token_and_need_it_when_on(not_draining, settings):
+    settings.PORTAL_METRICS_TOKEN = ""
     assert Client().get("/metrics").status_code == 404
-    monkeypatch.setenv("PORTAL_METRICS_TOKEN", "scrape-me")
+    settings.PORTAL_METRICS_TOKEN = "scrape-me"
     assert Client().get("/metrics").status_code == 401
     assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     Client().get("/auth/signed-out")
