@@ -1,4 +1,4 @@
-"""The portal under gunicorn with deploy/gunicorn.conf.py, as the container runs it: two
+"""The portal under gunicorn, started by deploy/entrypoint.sh as the container does: two
 instances side by side on one host, JSON access lines, and SIGTERM draining /readyz
 before the workers stop."""
 
@@ -19,7 +19,7 @@ import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
+ENTRYPOINT = ["deploy/entrypoint.sh"]
 DRAIN_SECONDS = 2
 
 
@@ -67,15 +67,17 @@ def instances(tmp_path: Path) -> Iterator[list[Instance]]:
         "PORTAL_DRAIN_SECONDS": str(DRAIN_SECONDS),
         "GUNICORN_THREADS": "4",
         "TMPDIR": str(tmp_path),
+        # The entry point finds python and gunicorn on PATH, as in the image.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     # No collectstatic: the requests below render no page (the container image has them).
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, env=env, check=True)
+    subprocess.run([*ENTRYPOINT, "migrate"], cwd=REPO, env=env, check=True, capture_output=True)
     started: list[Instance] = []
     for name, workers in (("a", "2"), ("b", "1")):
         port = free_port()
         log = tmp_path / f"{name}.log"
         process = subprocess.Popen(
-            [str(GUNICORN), "-c", "deploy/gunicorn.conf.py"],
+            [*ENTRYPOINT, "serve"],
             cwd=REPO,
             env={**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": workers},
             stdout=log.open("w"),

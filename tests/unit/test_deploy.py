@@ -63,12 +63,29 @@ def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_documented_production_configuration_passes_check_deploy(tmp_path: Path):
-    result = manage(
-        "check", "--deploy", "--fail-level", "WARNING", env=clean_env(**example_env(tmp_path))
+def entrypoint(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """deploy/entrypoint.sh as the image runs it, with this interpreter's tools on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        ["deploy/entrypoint.sh", *args],
+        cwd=REPO,
+        env={**env, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
+
+
+def test_documented_production_configuration_passes_check_deploy(tmp_path: Path):
+    result = entrypoint("check", env=clean_env(**example_env(tmp_path)))
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_entrypoint_names_its_commands_for_anything_else():
+    result = entrypoint("serv", env=clean_env())
+    assert result.returncode == 2
+    assert "serve" in result.stderr and "migrate" in result.stderr
 
 
 def test_without_the_hsts_variables_check_deploy_warns(tmp_path: Path):
@@ -89,7 +106,7 @@ def test_migrate_makes_the_cache_table_even_with_redis(tmp_path: Path):
         DATABASE_URL=f"sqlite:///{database}",
         REDIS_URL="redis://127.0.0.1:9/0",
     )
-    result = manage("migrate", "--noinput", env=env)
+    result = entrypoint("migrate", env=env)
     assert result.returncode == 0, result.stderr
     with sqlite3.connect(database) as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
