@@ -95,11 +95,16 @@ def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
     has_certificate = given("ENTRA_CLIENT_CERTIFICATE_PATH") and given(
         "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT"
     )
-    has_assertion = given("ENTRA_CLIENT_ASSERTION_FILE") or given("AZURE_FEDERATED_TOKEN_FILE")
+    has_assertion = (
+        given("ENTRA_CLIENT_ASSERTION_FILE")
+        or given("AZURE_FEDERATED_TOKEN_FILE")
+        or given("ENTRA_MANAGED_IDENTITY_CLIENT_ID")
+    )
     if not (given("ENTRA_CLIENT_SECRET") or has_certificate or has_assertion):
         missing.append(
             "ENTRA_CLIENT_SECRET (or ENTRA_CLIENT_CERTIFICATE_PATH with "
-            "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT, or ENTRA_CLIENT_ASSERTION_FILE)"
+            "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT, or ENTRA_CLIENT_ASSERTION_FILE, or "
+            "ENTRA_MANAGED_IDENTITY_CLIENT_ID)"
         )
     return missing
 
@@ -300,6 +305,9 @@ ENTRA_CLIENT_CERTIFICATE_THUMBPRINT = env("ENTRA_CLIENT_CERTIFICATE_THUMBPRINT")
 ENTRA_CLIENT_ASSERTION_FILE = env(
     "ENTRA_CLIENT_ASSERTION_FILE", os.environ.get("AZURE_FEDERATED_TOKEN_FILE", "")
 )
+# Or a user-assigned managed identity as the app registration's federated credential
+# (Container Apps): its client id. The portal asks it for a token exchange token.
+ENTRA_MANAGED_IDENTITY_CLIENT_ID = env("ENTRA_MANAGED_IDENTITY_CLIENT_ID")
 # Empty: built from the request (https://<host>/auth/callback).
 ENTRA_REDIRECT_URI = env("ENTRA_REDIRECT_URI")
 ENTRA_POST_LOGOUT_REDIRECT_URI = env("ENTRA_POST_LOGOUT_REDIRECT_URI")

@@ -125,6 +125,7 @@ def test_missing_settings_accepts_any_one_credential():
     }
     assert portal_settings.missing_settings({**base, **certificate}) == []
     assert portal_settings.missing_settings({**base, "AZURE_FEDERATED_TOKEN_FILE": "/t"}) == []
+    assert portal_settings.missing_settings({**base, "ENTRA_MANAGED_IDENTITY_CLIENT_ID": "m"}) == []
     # A certificate without its thumbprint is no credential.
     half = {**base, "ENTRA_CLIENT_CERTIFICATE_PATH": "/k.pem"}
     assert [m.split()[0] for m in portal_settings.missing_settings(half)] == ["ENTRA_CLIENT_SECRET"]
