@@ -6,6 +6,7 @@ process, as an operator would run it."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import sqlite3
 import subprocess
@@ -179,3 +180,25 @@ def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
         "True",
         "['LoggingHandler', 'StreamHandler']",
     ]
+
+
+def test_every_variable_is_documented_in_the_readme():
+    readme = (REPO / "README.md").read_text()
+    sources = [
+        (REPO / "portal" / "settings.py").read_text(),
+        (REPO / "deploy" / "gunicorn.conf.py").read_text(),
+    ]
+    names = {
+        name
+        for source in sources
+        for name in re.findall(
+            r"(?:\benv|\benv_bool|\benv_int|\benv_float|\benv_list|\b_int|os\.environ\.get)"
+            r'\(\s*"([A-Z_]+)"',
+            source,
+        )
+    }
+    # Set by the platform or by gunicorn's configuration for its workers, not by operators.
+    names -= {"AZURE_FEDERATED_TOKEN_FILE", "PROMETHEUS_MULTIPROC_DIR", "PORTAL_DRAIN_FILE"}
+    assert len(names) > 40
+    undocumented = sorted(name for name in names if f"`{name}`" not in readme)
+    assert undocumented == []
