@@ -117,6 +117,8 @@ def start_portal(
             f"--bind=127.0.0.1:{port}",
             f"--workers={workers}",
             f"--threads={threads}",
+            # gunicorn 27's control socket (~/.gunicorn/gunicorn.ctl) is one per host.
+            "--no-control-socket",
         ],
         cwd=portal_dir,
         env=env,
