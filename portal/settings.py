@@ -73,8 +73,8 @@ DEVSTACK = env_bool("PORTAL_DEVSTACK", False)
 
 def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
     """The variables a deployment without the devstack must set and has not (a `NAME_FILE`
-    counts as set). One credential for Entra ID is enough: a secret, a certificate or a
-    federated (workload identity) token file."""
+    counts as set). One credential for Entra ID is enough: a secret, a certificate, or a
+    federated token (a workload identity file or a managed identity)."""
 
     def given(name: str) -> bool:
         return bool(environ.get(name, "").strip() or environ.get(f"{name}_FILE", "").strip())
