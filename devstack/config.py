@@ -12,11 +12,18 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_PATH = Path(__file__).resolve().parent / "fixtures.toml"
 
+
+def _port(name: str, default: int) -> int:
+    # The fixed ports of docs/architecture.md (Devstack interface); tests that start the
+    # whole devstack as a person would move it to free ports with these variables.
+    return int(os.environ.get(name) or default)
+
+
 IDP_HOST = "127.0.0.1"
-IDP_PORT = 8443
+IDP_PORT = _port("DEVSTACK_IDP_PORT", 8443)
 COREAPI_HOST = "127.0.0.1"
-COREAPI_PORT = 8001
-PORTAL_PORT = 8000
+COREAPI_PORT = _port("DEVSTACK_COREAPI_PORT", 8001)
+PORTAL_PORT = _port("DEVSTACK_PORTAL_PORT", 8000)
 
 
 def state_dir() -> Path:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -28,6 +28,9 @@ from devstack.config import (
     state_dir,
 )
 from devstack.pki import ensure_pki
+
+# The devstack stops within 2 s of SIGTERM, however it was started.
+STOP_GRACE_SECONDS = 1.5
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
     home = state_dir()
     pki = ensure_pki(home)  # once, before the servers race for it
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DEVSTACK_HOME": str(home)}
+    env.setdefault("PORTAL_DEVSTACK", "true")
     env.setdefault("DJANGO_DEBUG", "true")
     env.setdefault("PORTAL_CA_BUNDLE", str(pki.ca_cert))
 
@@ -119,42 +123,46 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
         if migrate.returncode != 0:
             return migrate.returncode
 
+    # `kill` (SIGTERM) stops the children too, exactly as Ctrl-C does, from the first child
+    # on, also when a script started us in the background (which ignores SIGINT for us).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     lock = threading.Lock()
     processes: list[tuple[Service, subprocess.Popen[str]]] = []
-    for service in wanted:
-        proc = subprocess.Popen(
-            service.command,
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # Ctrl-C reaches us; we stop the children ourselves
-        )
-        processes.append((service, proc))
-        assert proc.stdout is not None
-        threading.Thread(
-            target=_pump, args=(service.name, proc.stdout, out, lock), daemon=True
-        ).start()
-
-    if _wait_until_ready(pki.ca_cert, time.monotonic() + 30):
-        with lock:
-            out.write(
-                "\nDevstack is up. "
-                + (
-                    f"Open http://127.0.0.1:{PORTAL_PORT}/ and sign in as alice@contoso.com.\n"
-                    if with_portal
-                    else f"CoreAPI emulator: http://{COREAPI_HOST}:{COREAPI_PORT}/ "
-                    f"(token: python manage.py devstack_token alice@contoso.com)\n"
-                )
-                + f"State lives in {home}; delete it to reset the demo. Ctrl-C stops everything.\n\n"
-            )
-            out.flush()
-
-    # `kill` (SIGTERM) stops the children too, exactly as Ctrl-C does.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = 0
     try:
+        for service in wanted:
+            proc = subprocess.Popen(
+                service.command,
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,  # Ctrl-C reaches us; we stop the children ourselves
+            )
+            processes.append((service, proc))
+            assert proc.stdout is not None
+            threading.Thread(
+                target=_pump, args=(service.name, proc.stdout, out, lock), daemon=True
+            ).start()
+
+        if _wait_until_ready(pki.ca_cert, time.monotonic() + 30):
+            with lock:
+                out.write(
+                    "\nDevstack is up. "
+                    + (
+                        f"Open http://127.0.0.1:{PORTAL_PORT}/ and sign in as alice@contoso.com.\n"
+                        if with_portal
+                        else f"CoreAPI emulator: http://{COREAPI_HOST}:{COREAPI_PORT}/ "
+                        f"(token: python manage.py devstack_token alice@contoso.com)\n"
+                    )
+                    + f"State lives in {home}; delete it to reset the demo. "
+                    "Ctrl-C stops everything.\n\n"
+                )
+                out.flush()
+
         while True:
             exited = [(s, p) for s, p in processes if p.poll() is not None]
             if exited:
@@ -168,12 +176,20 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
     except KeyboardInterrupt:
         out.write("\nStopping the devstack…\n")
     finally:
-        for _, proc in processes:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for _, proc in processes:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        _stop(proc for _, proc in processes)
     return code
+
+
+def _stop(processes: Iterable[subprocess.Popen[str]], grace: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM, not SIGINT: a child started from a background job inherits an ignored
+    SIGINT, and would sit out every wait. One deadline for all of them, then SIGKILL."""
+    running = [proc for proc in processes if proc.poll() is None]
+    for proc in running:
+        proc.terminate()
+    deadline = time.monotonic() + grace
+    for proc in running:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -72,6 +72,9 @@ def _http_client() -> requests.Session:
     return _VerifyingSession(bundle or True, (5, 15))
 
 
+# The audience of tokens Entra ID accepts as federated credentials.
+TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
+
 # msal caches discovery documents here, shared by the per-request app objects.
 _MSAL_HTTP_CACHE: dict[Any, Any] = {}
 
@@ -82,9 +85,41 @@ def reset_caches() -> None:
     _http_client.cache_clear()
     _MSAL_HTTP_CACHE.clear()
     _service_app.cache_clear()
+    _managed_identity.cache_clear()
 
 
-def _client_credential() -> str | dict[str, str]:
+def _federated_assertion() -> str:
+    # Read for every token request: workload identity rotates the file (about hourly).
+    return Path(settings.ENTRA_CLIENT_ASSERTION_FILE).read_text(encoding="utf-8").strip()
+
+
+@cache
+def _managed_identity() -> msal.ManagedIdentityClient:
+    return msal.ManagedIdentityClient(
+        msal.UserAssignedManagedIdentity(client_id=settings.ENTRA_MANAGED_IDENTITY_CLIENT_ID),
+        http_client=requests.Session(),
+        token_cache=msal.TokenCache(),  # reused until shortly before it expires
+    )
+
+
+def _managed_identity_assertion() -> str:
+    """A token of the user-assigned managed identity for Entra's token exchange audience,
+    which the app registration trusts as a federated credential (Container Apps, App
+    Service, VMs: no secret to keep)."""
+    result = _managed_identity().acquire_token_for_client(resource=TOKEN_EXCHANGE_AUDIENCE)
+    if "access_token" not in result:
+        # msal turns this into a failed sign-in or app token, which the callers report.
+        raise ValueError(f"No managed identity token: {result.get('error')}")
+    return result["access_token"]
+
+
+def _client_credential() -> str | dict[str, Any]:
+    """The first configured of: a federated token file (AKS workload identity), a managed
+    identity as federated credential, a certificate, a client secret."""
+    if settings.ENTRA_CLIENT_ASSERTION_FILE:
+        return {"client_assertion": _federated_assertion}
+    if settings.ENTRA_MANAGED_IDENTITY_CLIENT_ID:
+        return {"client_assertion": _managed_identity_assertion}
     if settings.ENTRA_CLIENT_CERTIFICATE_PATH:
         return {
             "private_key": Path(settings.ENTRA_CLIENT_CERTIFICATE_PATH).read_text(),

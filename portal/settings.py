@@ -1,8 +1,9 @@
 """Memory Portal settings, read from the environment only.
 
-Every variable is documented in README.md ("Configuration"). Defaults run the portal
-against the devstack (docs/architecture.md, Devstack interface); production sets the
-Entra and CoreAPI variables.
+Every variable is documented in README.md ("Configuration"). Nothing defaults to the
+devstack unless PORTAL_DEVSTACK asks for it (`./dev`, `manage.py devstack`, the tests and
+the benchmarks do); otherwise every variable a deployment must set is checked here, at
+start-up, and one error names all the missing ones.
 """
 
 from __future__ import annotations
@@ -65,6 +66,56 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+# Development and tests against devstack/: its URLs, client and CA as defaults, and its
+# management commands. Never inherited silently: something has to ask for it.
+DEVSTACK = env_bool("PORTAL_DEVSTACK", False)
+
+
+def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
+    """The variables a deployment without the devstack must set and has not (a `NAME_FILE`
+    counts as set). One credential for Entra ID is enough: a secret, a certificate, or a
+    federated token (a workload identity file or a managed identity)."""
+
+    def given(name: str) -> bool:
+        return bool(environ.get(name, "").strip() or environ.get(f"{name}_FILE", "").strip())
+
+    missing = [
+        name
+        for name in (
+            "DJANGO_SECRET_KEY",
+            "DJANGO_ALLOWED_HOSTS",
+            "DATABASE_URL",
+            "ENTRA_AUTHORITY",
+            "ENTRA_CLIENT_ID",
+            "COREAPI_BASE_URL",
+            "COREAPI_INSTANCE_ID",
+        )
+        if not given(name)
+    ]
+    has_certificate = given("ENTRA_CLIENT_CERTIFICATE_PATH") and given(
+        "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT"
+    )
+    has_assertion = (
+        given("ENTRA_CLIENT_ASSERTION_FILE")
+        or given("AZURE_FEDERATED_TOKEN_FILE")
+        or given("ENTRA_MANAGED_IDENTITY_CLIENT_ID")
+    )
+    if not (given("ENTRA_CLIENT_SECRET") or has_certificate or has_assertion):
+        missing.append(
+            "ENTRA_CLIENT_SECRET (or ENTRA_CLIENT_CERTIFICATE_PATH with "
+            "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT, or ENTRA_CLIENT_ASSERTION_FILE, or "
+            "ENTRA_MANAGED_IDENTITY_CLIENT_ID)"
+        )
+    return missing
+
+
+if not DEVSTACK and not DEBUG and (_missing := missing_settings(os.environ)):
+    raise ImproperlyConfigured(
+        "Memory Portal is not configured. Set these environment variables (README.md, "
+        "Configuration), or PORTAL_DEVSTACK=true to run against the devstack: "
+        + "; ".join(_missing)
+        + "."
+    )
 
 SECRET_KEY = env("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
@@ -72,7 +123,7 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off.")
     SECRET_KEY = "devstack-only-insecure-secret-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost" if DEVSTACK else "")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 # Public https deployment: secure cookies and HSTS. Off for the http devstack.
@@ -80,6 +131,10 @@ HTTPS = env_bool("PORTAL_HTTPS", not DEBUG)
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000 if HTTPS else 0)
+# Off by default: both commit every subdomain of the portal's domain to https for the
+# max-age (preload: for good, once browsers ship the list). Turn on when the domain is ready.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
 if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -102,12 +157,17 @@ INSTALLED_APPS = [
     "django_htmx",
     "memory_ui",
 ]
-# Development commands (python manage.py devstack, devstack_token). The portal's own
-# code never imports devstack; a production image can leave it out.
-if env_bool("PORTAL_DEVSTACK_COMMANDS", True):
+# Development commands (python manage.py devstack, devstack_token), only when asked for:
+# the portal's own code never imports devstack, and production images leave it out.
+if DEVSTACK:
     INSTALLED_APPS.append("devstack")
 
 MIDDLEWARE = [
+    # First: probes and /metrics answer whatever the Host header (a pod IP) and the
+    # scheme, and the request id covers everything after.
+    "portal.probes.probes",
+    "portal.metrics.metrics",
+    "portal.requestid.request_ids",
     "django.middleware.security.SecurityMiddleware",
     "memory_ui.web.deadline.request_deadline",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -147,7 +207,11 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
+        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A persistent connection is checked before each request reuses it, so a database
+        # restart (or failover) costs one reconnect instead of 500s until it times out.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -165,23 +229,29 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Sessions live server-side (database by default, or the cache when REDIS_URL is set),
-# so the msal token cache never reaches a cookie and any instance can serve any request.
+# Sessions live server-side, so the msal token cache never reaches a cookie and any
+# instance can serve any request. The database cache table always exists (migration 0003
+# makes it whatever REDIS_URL says) and holds what must outlive a Redis restart: staged
+# zip restores (the "durable" cache). With Redis, sessions are `cached_db`: read from
+# Redis, written through to the database, so a Redis restart signs nobody out.
+DATABASE_CACHE = {
+    "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+    "LOCATION": "portal_cache",
+}
 REDIS_URL = env("REDIS_URL")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,  # rediss:// for TLS (Azure Cache for Redis: port 6380)
+        },
+        "durable": DATABASE_CACHE,
     }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     # The database, not process memory: a staged import or a cached agent list must be
     # there for whichever worker or instance serves the next request.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-            "LOCATION": "portal_cache",
-        }
-    }
+    CACHES = {"default": DATABASE_CACHE, "durable": DATABASE_CACHE}
     SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 AUTH_USER_MODEL = "auth.User"
@@ -227,29 +297,42 @@ SECURE_CSP = {
 
 # --- Microsoft Entra ID (docs/architecture.md, Identity and authorization) ------------
 DEVSTACK_TENANT_ID = "3f1b8f5e-6a2c-4d8e-9b7a-5c4d3e2f1a0b"
-ENTRA_AUTHORITY = env("ENTRA_AUTHORITY", f"https://127.0.0.1:8443/{DEVSTACK_TENANT_ID}")
-ENTRA_CLIENT_ID = env("ENTRA_CLIENT_ID", "6c9d1e2f-4b3a-4c5d-8e7f-0a1b2c3d4e5f")
+ENTRA_AUTHORITY = env(
+    "ENTRA_AUTHORITY", f"https://127.0.0.1:8443/{DEVSTACK_TENANT_ID}" if DEVSTACK else ""
+)
+ENTRA_CLIENT_ID = env("ENTRA_CLIENT_ID", "6c9d1e2f-4b3a-4c5d-8e7f-0a1b2c3d4e5f" if DEVSTACK else "")
 ENTRA_CLIENT_SECRET = env(
-    "ENTRA_CLIENT_SECRET", "devstack-portal-secret-not-for-production" if DEBUG else ""
+    "ENTRA_CLIENT_SECRET", "devstack-portal-secret-not-for-production" if DEVSTACK else ""
 )
 # Certificate credential instead of a secret: a PEM private key and its thumbprint.
 ENTRA_CLIENT_CERTIFICATE_PATH = env("ENTRA_CLIENT_CERTIFICATE_PATH")
 ENTRA_CLIENT_CERTIFICATE_THUMBPRINT = env("ENTRA_CLIENT_CERTIFICATE_THUMBPRINT")
+# Federated credential instead of a secret: a file holding a JWT that Entra trusts for the
+# app registration, read again for every token (it rotates). AKS workload identity mounts
+# one and names it in AZURE_FEDERATED_TOKEN_FILE.
+ENTRA_CLIENT_ASSERTION_FILE = env(
+    "ENTRA_CLIENT_ASSERTION_FILE", os.environ.get("AZURE_FEDERATED_TOKEN_FILE", "")
+)
+# Or a user-assigned managed identity as the app registration's federated credential
+# (Container Apps): its client id. The portal asks it for a token exchange token.
+ENTRA_MANAGED_IDENTITY_CLIENT_ID = env("ENTRA_MANAGED_IDENTITY_CLIENT_ID")
 # Empty: built from the request (https://<host>/auth/callback).
 ENTRA_REDIRECT_URI = env("ENTRA_REDIRECT_URI")
 ENTRA_POST_LOGOUT_REDIRECT_URI = env("ENTRA_POST_LOGOUT_REDIRECT_URI")
 # msal's instance discovery only knows Microsoft clouds; off for the devstack.
-ENTRA_INSTANCE_DISCOVERY = env_bool("ENTRA_INSTANCE_DISCOVERY", not DEBUG)
+ENTRA_INSTANCE_DISCOVERY = env_bool("ENTRA_INSTANCE_DISCOVERY", not DEVSTACK)
 # A CA bundle to trust for the IdP and CoreAPI (the devstack's dev CA); empty = system CAs.
 _devstack_ca = BASE_DIR / ".devstack" / "ca.pem"
-PORTAL_CA_BUNDLE = env("PORTAL_CA_BUNDLE", str(_devstack_ca) if DEBUG else "")
+PORTAL_CA_BUNDLE = env("PORTAL_CA_BUNDLE", str(_devstack_ca) if DEVSTACK else "")
 SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
 # Whether users see the name of the support staff member on their Activity page.
 PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
-COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001")
-COREAPI_INSTANCE_ID = env("COREAPI_INSTANCE_ID", "00000000-0000-0000-0000-000000000000")
+COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001" if DEVSTACK else "")
+COREAPI_INSTANCE_ID = env(
+    "COREAPI_INSTANCE_ID", "00000000-0000-0000-0000-000000000000" if DEVSTACK else ""
+)
 COREAPI_SCOPE = env("COREAPI_SCOPE", "api://FoundationaLLM-Core/Data.Read")
 COREAPI_APP_SCOPE = env("COREAPI_APP_SCOPE", "api://FoundationaLLM-Core/.default")
 COREAPI_CONNECT_TIMEOUT = env_float("COREAPI_CONNECT_TIMEOUT", 3.05)
@@ -288,11 +371,41 @@ FILE_UPLOAD_HANDLERS = [
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * max(PORTAL_UPLOAD_MAX_BYTES, COREAPI_MAX_BODY_BYTES) + 65_536
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
+# /metrics (portal/metrics.py) answers only with `Authorization: Bearer <this>`; unset: 404.
+PORTAL_METRICS_TOKEN = env("PORTAL_METRICS_TOKEN")
+# OpenTelemetry to Azure Monitor when set (portal/telemetry.py).
+APPLICATIONINSIGHTS_CONNECTION_STRING = env("APPLICATIONINSIGHTS_CONNECTION_STRING")
+
+# One JSON object per line in production (portal/logs.py), each with its request's id;
+# plain text for people reading a terminal. Never tokens or memory content.
+PORTAL_LOG_FORMAT = env("PORTAL_LOG_FORMAT", "plain" if DEBUG else "json")
+if PORTAL_LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured(
+        f"PORTAL_LOG_FORMAT must be json or plain, not {PORTAL_LOG_FORMAT!r}."
+    )
+LOGGING_CONFIG = "portal.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "portal.logs.RequestIdFilter"}},
+    "formatters": {
+        "json": {"()": "portal.logs.JsonFormatter"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": PORTAL_LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", "INFO")},
-    "loggers": {"msal": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own handlers (a DEBUG-only console, mail_admins) off: the root's only.
+        "django": {"handlers": [], "propagate": True},
+        "msal": {"level": "WARNING"},
+        "urllib3": {"level": "WARNING"},
+        # Azure Monitor's exporter reports every upload at INFO.
+        "azure": {"level": "WARNING"},
+    },
 }

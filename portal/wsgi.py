@@ -1,9 +1,16 @@
-"""WSGI entry point (gunicorn portal.wsgi)."""
+"""WSGI entry point (gunicorn -c deploy/gunicorn.conf.py, which names portal.wsgi)."""
 
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
+from django.core.handlers.wsgi import WSGIHandler
+
+from portal import telemetry
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
-application = get_wsgi_application()
+# What get_wsgi_application() does, with telemetry between: after the logging set-up,
+# before the middleware is built (OpenTelemetry wraps it).
+django.setup(set_prefix=False)
+telemetry.configure()
+application = WSGIHandler()

@@ -124,6 +124,7 @@ def start_portal(
     env = {
         **os.environ,
         "DJANGO_DEBUG": "false",
+        "PORTAL_DEVSTACK": "true",  # the devstack's client id and instance id
         "DJANGO_SECRET_KEY": "benchmark-only-secret-key-0123456789abcdefghijklmnop",
         "PORTAL_HTTPS": "false",
         "DATABASE_URL": f"sqlite:///{home / f'{name}.sqlite3'}",

@@ -1,5 +1,6 @@
 """Loaded with `-p tests.testenv` before pytest-django reads the settings: the test
-environment runs the production settings path (DEBUG off) with a throwaway secret."""
+environment runs the production settings path (DEBUG off) with a throwaway secret, and
+asks for the devstack's defaults (fixtures point the portal at the servers they start)."""
 
 import os
 import tempfile
@@ -8,6 +9,7 @@ os.environ.setdefault(
     "DJANGO_SECRET_KEY", "test-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz"
 )
 os.environ.setdefault("DJANGO_DEBUG", "false")
+os.environ.setdefault("PORTAL_DEVSTACK", "true")
 os.environ.setdefault("PORTAL_HTTPS", "false")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 # Never serve a developer's collectstatic output (staticfiles/) in tests: it may be stale.

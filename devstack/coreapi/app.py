@@ -93,6 +93,9 @@ class DropConnection(ConnectionAbortedError):
     """Werkzeug treats ConnectionError from the app as a dropped client and writes nothing."""
 
 
+_CORRELATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # anything else is not logged
+
+
 @dataclass(frozen=True)
 class Call:
     """One authenticated request: who acts, and the raw request."""
@@ -150,10 +153,18 @@ class CoreApiEmulator:
         return response(environ, start_response)
 
     def _log(self, request: Request, status: str, started: float, trace_id: str) -> None:
-        # Method, path, status, duration only: never headers (tokens) or bodies (memory).
+        # Method, path, status, duration and the caller's X-Correlation-ID (what ties the
+        # portal's log lines to these); never other headers (tokens) or bodies (memory).
         elapsed_ms = (time.perf_counter() - started) * 1000
+        correlation = request.headers.get("X-Correlation-ID", "")
         log.info(
-            "%s %s %s %.1fms trace=%s", request.method, request.path, status, elapsed_ms, trace_id
+            "%s %s %s %.1fms trace=%s correlation=%s",
+            request.method,
+            request.path,
+            status,
+            elapsed_ms,
+            trace_id,
+            correlation if _CORRELATION_ID.fullmatch(correlation) else "-",
         )
 
     def _injected_fault(self, request: Request, environ: dict[str, Any]) -> Response | None:

@@ -34,7 +34,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NewConnectionError
 
-from memory_ui.coreapi import budget
+from memory_ui.coreapi import budget, context
 from memory_ui.coreapi.errors import (
     BUSY_MESSAGE,
     FIXED_MESSAGES,
@@ -86,7 +86,8 @@ def _check_content(content_markdown: str) -> None:
 
 def _correlation_id(value: str | None) -> str:
     if value is None:
-        return uuid.uuid4().hex
+        # The portal request's id when there is one (memory_ui.coreapi.context).
+        return context.correlation_id.get() or uuid.uuid4().hex
     if not CORRELATION_ID.fullmatch(value):
         raise ValueError("correlation_id must be 1-128 characters of [A-Za-z0-9._:-]")
     return value
@@ -457,8 +458,10 @@ class CoreAPIClient:
             )
         except requests.RequestException as exc:
             _log_attempt(method, log_path, type(exc).__name__, started, correlation_id, attempt)
+            _observe(method, path, type(exc).__name__, started)
             raise
         _log_attempt(method, log_path, str(response.status_code), started, correlation_id, attempt)
+        _observe(method, path, str(response.status_code), started)
         return response
 
     def _pause(self, attempt: int) -> None:
@@ -491,6 +494,15 @@ def _log_attempt(
         correlation_id,
         attempt,
     )
+
+
+def _observe(method: str, path: str, outcome: str, started: float) -> None:
+    seconds = time.monotonic() - started
+    for observer in context.call_observers:
+        try:
+            observer(method, path, outcome, seconds)
+        except Exception:  # metrics must never fail a CoreAPI call
+            logger.exception("A CoreAPI call observer failed")
 
 
 # Process-wide client

@@ -4,6 +4,7 @@ everything" as a zip, and one archived document put back. Audited like every ste
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -66,7 +67,12 @@ def export_archive(
     targets = all_targets(agents)
     # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
     with ThreadPoolExecutor(max_workers=1) as reader:
-        reads = reader.submit(fan_out, lambda target: memory_read(actor, target), targets)
+        reads = reader.submit(
+            contextvars.copy_context().run,  # the request's correlation id goes along
+            fan_out,
+            lambda target: memory_read(actor, target),
+            targets,
+        )
         texts = memory_export_many(actor, targets)
         memories = reads.result()
     documents = [

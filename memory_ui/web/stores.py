@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
-from django.core.cache import cache
+from django.core.cache import cache, caches
 
 from memory_ui.coreapi import Memory
 from memory_ui.memory.archive import ParsedArchive
@@ -89,7 +89,8 @@ def undo_forget_target(session: SessionBase, target: Target) -> None:
 
 
 # --- Staged zip restores: the validated archive waits in the cache, bound to the user,
-# while they review what goes where.
+# while they review what goes where. The "durable" cache is always the database, so a Redis
+# restart between the preview and the go-ahead loses nothing.
 
 STAGE_SECONDS = 30 * 60
 STAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -126,14 +127,14 @@ def _stage_key(owner_oid: str, token: str) -> str:
 def stage_restore(owner_oid: str, staged: StagedRestore, token: str | None = None) -> str:
     """Keep (or keep again, after an attempt) a staged restore; its token."""
     token = token or secrets.token_urlsafe(16)
-    cache.set(_stage_key(owner_oid, token), staged, STAGE_SECONDS)
+    caches["durable"].set(_stage_key(owner_oid, token), staged, STAGE_SECONDS)
     return token
 
 
 def staged_restore(owner_oid: str, token: str) -> StagedRestore | None:
     if not STAGE_TOKEN.fullmatch(token):
         return None
-    staged = cache.get(_stage_key(owner_oid, token))
+    staged = caches["durable"].get(_stage_key(owner_oid, token))
     return staged if isinstance(staged, StagedRestore) else None
 
 

@@ -11,7 +11,6 @@ deletion = "support/users/<str:upn>/requests/<slug:request_id>"
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
-    path("healthz", signin.healthz, name="healthz"),
     # sign-in
     path("auth/login", signin.login_view, name="auth_login"),
     path("auth/callback", signin.callback_view, name="auth_callback"),

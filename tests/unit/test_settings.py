@@ -1,7 +1,10 @@
-"""Settings parsing: strict booleans, numbers, *_FILE secrets, required secret key."""
+"""Settings parsing: strict booleans, numbers, *_FILE secrets, required variables."""
 
 import importlib
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -55,18 +58,99 @@ def _reload_settings():
         sys.modules["portal.settings"] = portal_settings
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+PRODUCTION = {
+    "DJANGO_SECRET_KEY": "x" * 50,
+    "DJANGO_ALLOWED_HOSTS": "memory.contoso.com",
+    "DATABASE_URL": "postgres://portal:pw@db.internal:5432/portal",
+    "ENTRA_AUTHORITY": "https://login.microsoftonline.com/11111111-2222-3333-4444-555555555555",
+    "ENTRA_CLIENT_ID": "22222222-3333-4444-5555-666666666666",
+    "ENTRA_CLIENT_SECRET": "a-real-secret",
+    "COREAPI_BASE_URL": "https://coreapi.contoso.com",
+    "COREAPI_INSTANCE_ID": "33333333-4444-5555-6666-777777777777",
+}
+
+
+def _production_env(monkeypatch, **overrides: str | None) -> None:
+    monkeypatch.setenv("DJANGO_DEBUG", "false")
+    monkeypatch.delenv("PORTAL_DEVSTACK", raising=False)
+    for name in (*PRODUCTION, "PORTAL_HTTPS", "REDIS_URL", "AZURE_FEDERATED_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(f"{name}_FILE", raising=False)
+    for name, value in {**PRODUCTION, **overrides}.items():
+        if value is not None:
+            monkeypatch.setenv(name, value)
+
+
 def test_secret_key_required_without_debug(monkeypatch):
     monkeypatch.setenv("DJANGO_DEBUG", "false")
     monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
-    with pytest.raises(ImproperlyConfigured, match="DJANGO_SECRET_KEY is required"):
+    with pytest.raises(ImproperlyConfigured, match="DJANGO_SECRET_KEY"):
         _reload_settings()
 
 
+def test_start_up_names_every_missing_variable_at_once():
+    """A real start (`manage.py check` in a fresh process), DEBUG off, nothing set: one
+    message naming each variable, and no sign of the devstack's defaults."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("DJANGO_", "PORTAL_", "ENTRA_", "COREAPI_", "AZURE_"))
+        and name not in ("DATABASE_URL", "REDIS_URL")
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured: ")
+    for name in (*PRODUCTION, "ENTRA_CLIENT_CERTIFICATE_PATH", "ENTRA_CLIENT_ASSERTION_FILE"):
+        assert name in last_line
+    assert last_line.count("ImproperlyConfigured") == 1
+
+
+def test_missing_settings_accepts_any_one_credential():
+    base = {name: value for name, value in PRODUCTION.items() if name != "ENTRA_CLIENT_SECRET"}
+    assert portal_settings.missing_settings({**base, "ENTRA_CLIENT_SECRET": "s"}) == []
+    assert portal_settings.missing_settings({**base, "ENTRA_CLIENT_SECRET_FILE": "/s"}) == []
+    certificate = {
+        "ENTRA_CLIENT_CERTIFICATE_PATH": "/k.pem",
+        "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT": "ab",
+    }
+    assert portal_settings.missing_settings({**base, **certificate}) == []
+    assert portal_settings.missing_settings({**base, "AZURE_FEDERATED_TOKEN_FILE": "/t"}) == []
+    assert portal_settings.missing_settings({**base, "ENTRA_MANAGED_IDENTITY_CLIENT_ID": "m"}) == []
+    # A certificate without its thumbprint is no credential.
+    half = {**base, "ENTRA_CLIENT_CERTIFICATE_PATH": "/k.pem"}
+    assert [m.split()[0] for m in portal_settings.missing_settings(half)] == ["ENTRA_CLIENT_SECRET"]
+
+
+def test_production_has_no_devstack_defaults(monkeypatch):
+    _production_env(monkeypatch)
+    loaded = _reload_settings()
+    assert "devstack" not in loaded.INSTALLED_APPS
+    assert loaded.PORTAL_CA_BUNDLE == ""
+    assert loaded.ENTRA_INSTANCE_DISCOVERY is True
+    assert loaded.ALLOWED_HOSTS == ["memory.contoso.com"]
+
+
+def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):
+    _production_env(monkeypatch, REDIS_URL="rediss://:key@cache.contoso.com:6380/0")
+    loaded = _reload_settings()
+    assert loaded.SESSION_ENGINE == "django.contrib.sessions.backends.cached_db"
+    assert loaded.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    assert loaded.CACHES["durable"]["BACKEND"].endswith("DatabaseCache")
+    assert loaded.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
+
+
 def test_production_defaults(monkeypatch):
-    monkeypatch.setenv("DJANGO_DEBUG", "false")
-    monkeypatch.setenv("DJANGO_SECRET_KEY", "x" * 50)
-    monkeypatch.delenv("PORTAL_HTTPS", raising=False)
-    monkeypatch.setenv("DATABASE_URL", "postgres://portal:pw@db.internal:5432/portal")
+    _production_env(monkeypatch)
     loaded = _reload_settings()
     assert loaded.DEBUG is False
     assert loaded.SESSION_COOKIE_SECURE is True
@@ -74,11 +158,14 @@ def test_production_defaults(monkeypatch):
     assert loaded.SESSION_COOKIE_HTTPONLY is True
     assert loaded.SECURE_HSTS_SECONDS > 0
     assert loaded.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
-    assert loaded.ENTRA_CLIENT_SECRET == ""  # no development secret outside DEBUG
+    assert loaded.ENTRA_CLIENT_SECRET == "a-real-secret"
     assert loaded.ENTRA_INSTANCE_DISCOVERY is True
+    assert loaded.SECURE_HSTS_INCLUDE_SUBDOMAINS is False
+    assert loaded.SECURE_HSTS_PRELOAD is False
 
 
 def test_devstack_defaults(monkeypatch):
+    monkeypatch.setenv("PORTAL_DEVSTACK", "true")
     monkeypatch.setenv("DJANGO_DEBUG", "true")
     monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
     monkeypatch.delenv("PORTAL_HTTPS", raising=False)
@@ -89,3 +176,4 @@ def test_devstack_defaults(monkeypatch):
     assert loaded.COREAPI_BASE_URL == "http://127.0.0.1:8001"
     assert loaded.ENTRA_AUTHORITY.startswith("https://127.0.0.1:8443/")
     assert loaded.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert "devstack" in loaded.INSTALLED_APPS

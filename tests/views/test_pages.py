@@ -34,7 +34,7 @@ AGENTS = {
 def test_healthz_answers_without_sign_in(client: Client):
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok"}
+    assert response.json() == {"status": "ok", "database": "ok", "cache": "ok"}
     assert "no-cache" in response["Cache-Control"]
 
 

@@ -1,4 +1,4 @@
-"""Signing in and out with Entra ID (msal), and the load balancers' health probe."""
+"""Signing in and out with Entra ID (msal). The health probes are portal/probes.py."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import logging
 
 import requests
 from django.contrib.auth import authenticate, login, logout
-from django.db import connection
-from django.db.utils import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -57,15 +55,3 @@ def logout_view(request: HttpRequest) -> HttpResponse:
 @require_GET
 def signed_out_view(request: HttpRequest) -> HttpResponse:
     return render(request, "auth/signed_out.html")
-
-
-@require_GET
-@never_cache
-def healthz(request: HttpRequest) -> JsonResponse:
-    """For load balancers: no sign-in, no configuration or secrets in the answer."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except DatabaseError:
-        return JsonResponse({"status": "error", "database": "unavailable"}, status=503)
-    return JsonResponse({"status": "ok", "database": "ok"})

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory_ui", "0002_cache_table"),
+        ("memory_ui", "0003_cache_table_whatever_the_cache"),
     ]
 
     operations = [

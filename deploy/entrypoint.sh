@@ -1,0 +1,22 @@
+#!/bin/sh
+# Memory Portal's container entry point (README.md, Running in production).
+#   serve            (default) gunicorn with deploy/gunicorn.conf.py; extra arguments go to gunicorn
+#   migrate          apply database migrations; run once per release, before the new pods serve
+#   clearsessions    delete expired sessions (daily: a CronJob or a Container Apps job)
+#   check            Django's deployment checks; fails on any warning
+#   manage ARGS...   any other manage.py command
+set -eu
+cd "$(dirname "$0")/.."
+command=${1:-serve}
+[ $# -gt 0 ] && shift
+case "$command" in
+  serve) exec gunicorn -c deploy/gunicorn.conf.py "$@" ;;
+  migrate) exec python manage.py migrate --noinput ;;
+  clearsessions) exec python manage.py clearsessions ;;
+  check) exec python manage.py check --deploy --fail-level WARNING ;;
+  manage) exec python manage.py "$@" ;;
+  *)
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac

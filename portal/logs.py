@@ -1,0 +1,78 @@
+"""One JSON object per log line, each with the id of the request it belongs to.
+
+Used by Django's LOGGING (portal/settings.py) and by gunicorn's own and access logs
+(deploy/gunicorn.conf.py), so a log pipeline parses one format. A traceback stays inside
+its line (in "exc_info"), never spread over many. Nothing here adds tokens or memory
+content: the portal never logs them, and the access log drops the query string of the
+sign-in callback (its authorization code and client_info).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.config
+from datetime import UTC, datetime
+
+from memory_ui.coreapi import context
+
+# LogRecord attributes that are the record's own machinery, not extra fields.
+_STANDARD = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
+)
+
+
+def _request_id(record: logging.LogRecord) -> str:
+    """The id of the request a record belongs to: the one being served, or, for Django's
+    own "Bad Request"/"Server Error" lines written after the middleware returned, the one
+    on the request they carry (portal/requestid.py puts it there)."""
+    return (
+        getattr(record, "request_id", None)
+        or context.correlation_id.get()
+        or getattr(getattr(record, "request", None), "request_id", "")
+    )
+
+
+def _describe(value: object) -> object:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    # Django passes the request itself; its repr holds the query string, which on the
+    # sign-in callback is a credential. Method and path only.
+    if hasattr(value, "method") and hasattr(value, "path"):
+        return f"{value.method} {value.path}"
+    return str(value)
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts the request's id on every record as `request_id` (empty outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = _request_id(record)
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if request_id := _request_id(record):
+            entry["request_id"] = request_id
+        for name, value in vars(record).items():
+            if name not in _STANDARD and name not in entry and not name.startswith("_"):
+                entry[name] = _describe(value)
+        if record.exc_info:
+            entry["exc_info"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack_info"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def configure(config: dict[str, object]) -> None:
+    """Django's LOGGING_CONFIG: the dictionary, and Python's warnings as log records, so
+    they come out as JSON lines too instead of bare text on stderr."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)

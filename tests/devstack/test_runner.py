@@ -1,0 +1,76 @@
+"""`manage.py devstack` as a script starts it in the background (SIGINT ignored for it and
+everything it starts), stopped with SIGTERM: everything is gone within 2 s."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def ignore_sigint() -> None:
+    # What a non-interactive shell does for `command &`.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_devstack_stops_within_two_seconds_of_sigterm_from_the_background(tmp_path: Path):
+    ports = {"DEVSTACK_IDP_PORT": free_port(), "DEVSTACK_COREAPI_PORT": free_port()}
+    env = {
+        **os.environ,
+        **{name: str(port) for name, port in ports.items()},
+        "DEVSTACK_HOME": str(tmp_path),
+    }
+    env.pop("PORTAL_DEVSTACK", None)  # manage.py asks for it itself
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "devstack", "--no-portal"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=ignore_sigint,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
+    ).start()
+    try:
+        deadline = time.monotonic() + 90
+        output: list[str] = []
+        while not any("Devstack is up" in line for line in output):
+            assert time.monotonic() < deadline, "".join(output)
+            try:
+                output.append(lines.get(timeout=1))
+            except queue.Empty:
+                assert process.poll() is None, "".join(output)
+        assert all(listening(port) for port in ports.values())
+
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        process.wait(timeout=5)
+        stopped_after = time.monotonic() - signalled
+        assert stopped_after < 2, f"took {stopped_after:.1f} s"
+        assert not any(listening(port) for port in ports.values())
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -1,0 +1,133 @@
+"""The portal under gunicorn, started by deploy/entrypoint.sh as the container does: two
+instances side by side on one host, JSON access lines, and SIGTERM draining /readyz
+before the workers stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRYPOINT = ["deploy/entrypoint.sh"]
+DRAIN_SECONDS = 2
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def status(url: str) -> int | None:
+    try:
+        return requests.get(url, timeout=2).status_code
+    except requests.RequestException:  # not listening yet, or no worker booted yet
+        return None
+
+
+def wait_until(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+@dataclass
+class Instance:
+    url: str
+    process: subprocess.Popen
+    log: Path
+
+    def access_lines(self) -> list[dict]:
+        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line]
+        return [line for line in lines if line.get("logger") == "gunicorn.access"]
+
+
+@pytest.fixture
+def instances(tmp_path: Path) -> Iterator[list[Instance]]:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GUNICORN_", "PORTAL_D"))},
+        "PORTAL_DEVSTACK": "true",
+        "DJANGO_DEBUG": "false",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'portal.sqlite3'}",
+        "DJANGO_STATIC_ROOT": str(tmp_path / "static"),
+        "PORTAL_DRAIN_SECONDS": str(DRAIN_SECONDS),
+        "GUNICORN_THREADS": "4",
+        "TMPDIR": str(tmp_path),
+        # The entry point finds python and gunicorn on PATH, as in the image.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    # No collectstatic: the requests below render no page (the container image has them).
+    subprocess.run([*ENTRYPOINT, "migrate"], cwd=REPO, env=env, check=True, capture_output=True)
+    started: list[Instance] = []
+    for name, workers in (("a", "2"), ("b", "1")):
+        port = free_port()
+        log = tmp_path / f"{name}.log"
+        process = subprocess.Popen(
+            [*ENTRYPOINT, "serve"],
+            cwd=REPO,
+            env={**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": workers},
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        started.append(Instance(f"http://127.0.0.1:{port}", process, log))
+    try:
+        for instance in started:
+            wait_until(lambda i=instance: status(f"{i.url}/livez") == 200, 60, "gunicorn up")
+        yield started
+    finally:
+        for instance in started:
+            if instance.process.poll() is None:
+                instance.process.kill()
+            instance.process.wait(timeout=10)
+
+
+def test_two_instances_serve_side_by_side_and_log_json(instances: list[Instance]):
+    first, second = instances
+    assert status(f"{second.url}/readyz") == 200
+    # HEAD: the callback answers 405 without rendering a page; the line is what matters.
+    answer = requests.head(
+        f"{first.url}/auth/callback?code=SECRET-CODE&client_info=SECRET-INFO&state=x",
+        headers={"X-Request-ID": "lb-1234", "X-Forwarded-For": "203.0.113.7, 10.0.0.4"},
+        timeout=10,
+    )
+    assert answer.status_code == 405
+    assert answer.headers["X-Request-ID"] == "lb-1234"
+
+    def callback_lines() -> list[dict]:
+        return [entry for entry in first.access_lines() if entry["path"] == "/auth/callback"]
+
+    wait_until(callback_lines, 5, "the access line")
+    (line,) = callback_lines()
+    assert line["request_id"] == "lb-1234"
+    assert line["client_ip"] == "203.0.113.7"
+    assert line["status"] == 405
+    assert "SECRET" not in first.log.read_text()
+
+
+def test_sigterm_drains_readyz_before_stopping(instances: list[Instance]):
+    portal = instances[0]
+    assert status(f"{portal.url}/readyz") == 200
+    portal.process.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    wait_until(lambda: status(f"{portal.url}/readyz") == 503, 1, "/readyz 503 after SIGTERM")
+    # Still serving everything else while load balancers notice.
+    assert status(f"{portal.url}/livez") == 200
+    assert time.monotonic() - signalled < DRAIN_SECONDS
+    portal.process.wait(timeout=DRAIN_SECONDS + 15)
+    assert time.monotonic() - signalled >= DRAIN_SECONDS
+    assert portal.process.returncode == 0
+    assert status(f"{instances[1].url}/readyz") == 200  # the other instance is untouched

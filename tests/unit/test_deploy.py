@@ -1,0 +1,204 @@
+"""The deployment as shipped: the documented production configuration passes Django's
+deployment checks, `migrate` makes the cache table whatever the cache, gunicorn loads its
+configuration, and telemetry switches on from its connection string. Each in a fresh
+process, as an operator would run it."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "deploy" / "portal.env.example"
+GUNICORN = Path(sys.executable).with_name("gunicorn")
+
+# Values for the secrets the example reads from mounted files.
+SECRET_VALUES = {
+    "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    "DATABASE_URL": "postgres://portal@db.internal:5432/portal",
+    "REDIS_URL": "rediss://:key@cache.internal:6380/0",
+    "PORTAL_METRICS_TOKEN": "scrape-token",
+    "APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=00000000-0000-0000-0000-000000000000",
+}
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This machine's environment without any of the portal's variables."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("DJANGO_", "PORTAL_", "ENTRA_", "COREAPI_", "AZURE_"))
+        and name not in ("DATABASE_URL", "REDIS_URL", "APPLICATIONINSIGHTS_CONNECTION_STRING")
+    }
+    return {**env, **extra}
+
+
+def example_env(tmp_path: Path) -> dict[str, str]:
+    """deploy/portal.env.example as written, its secret files made in tmp_path."""
+    values: dict[str, str] = {}
+    for line in EXAMPLE.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, value = line.split("=", 1)
+        if name.endswith("_FILE") and name.removesuffix("_FILE") in SECRET_VALUES:
+            secret = tmp_path / name.lower()
+            secret.write_text(SECRET_VALUES[name.removesuffix("_FILE")] + "\n")
+            value = str(secret)
+        values[name] = value
+    return values
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def entrypoint(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """deploy/entrypoint.sh as the image runs it, with this interpreter's tools on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        ["deploy/entrypoint.sh", *args],
+        cwd=REPO,
+        env={**env, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_documented_production_configuration_passes_check_deploy(tmp_path: Path):
+    result = entrypoint("check", env=clean_env(**example_env(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_entrypoint_names_its_commands_for_anything_else():
+    result = entrypoint("serv", env=clean_env())
+    assert result.returncode == 2
+    assert "serve" in result.stderr and "migrate" in result.stderr
+
+
+def test_without_the_hsts_variables_check_deploy_warns(tmp_path: Path):
+    env = example_env(tmp_path)
+    del env["DJANGO_HSTS_INCLUDE_SUBDOMAINS"], env["DJANGO_HSTS_PRELOAD"]
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=clean_env(**env))
+    assert result.returncode != 0
+    assert "security.W005" in result.stderr and "security.W021" in result.stderr
+
+
+def test_migrate_makes_the_cache_table_even_with_redis(tmp_path: Path):
+    """REDIS_URL names a Redis nobody runs: migrate never needs it, and the table is
+    there for the day Redis is dropped (and for sessions and staged restores now)."""
+    database = tmp_path / "portal.sqlite3"
+    env = clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="migrate-test-" + "k" * 40,
+        DATABASE_URL=f"sqlite:///{database}",
+        REDIS_URL="redis://127.0.0.1:9/0",
+    )
+    result = entrypoint("migrate", env=env)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(database) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "portal_cache" in tables
+
+
+def test_gunicorn_loads_its_configuration(tmp_path: Path):
+    env = clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="gunicorn-test-" + "k" * 40,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        DJANGO_STATIC_ROOT=str(tmp_path / "static"),
+        GUNICORN_MAX_REQUESTS="500",
+        TMPDIR=str(tmp_path),
+    )
+    result = subprocess.run(
+        [str(GUNICORN), "-c", "deploy/gunicorn.conf.py", "--print-config"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    printed = dict(
+        (name.strip(), value.strip())
+        for name, _, value in (line.partition("=") for line in result.stdout.splitlines())
+    )
+    assert printed["worker_class"] == "gthread"
+    assert int(printed["threads"]) > 1
+    assert printed["max_requests"] == "500"
+    assert printed["control_socket_disable"] == "True"
+    # Above the longest CoreAPI wait: 3 GET attempts of 3.05 s + 10 s, plus backoff.
+    assert int(printed["graceful_timeout"]) > 3 * (3.05 + 10) + 1
+
+
+def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
+    env = clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        # Loopback only: nothing listens there; no resource detection, no statsbeat.
+        APPLICATIONINSIGHTS_CONNECTION_STRING=(
+            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+            "IngestionEndpoint=http://127.0.0.1:9/"
+        ),
+        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
+        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
+    )
+    probe = (
+        "import logging, portal.wsgi\n"
+        "from django.conf import settings\n"
+        "from opentelemetry import trace\n"
+        "print(type(trace.get_tracer_provider()).__name__)\n"
+        "print(any('opentelemetry' in m for m in settings.MIDDLEWARE))\n"
+        "print(sorted(type(h).__name__ for h in logging.getLogger().handlers))\n"
+        "import os; os._exit(0)\n"  # no exporter flush towards the unreachable endpoint
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "TracerProvider",
+        "True",
+        "['LoggingHandler', 'StreamHandler']",
+    ]
+
+
+def test_every_variable_is_documented_in_the_readme():
+    readme = (REPO / "README.md").read_text()
+    sources = [
+        (REPO / "portal" / "settings.py").read_text(),
+        (REPO / "deploy" / "gunicorn.conf.py").read_text(),
+    ]
+    names = {
+        name
+        for source in sources
+        for name in re.findall(
+            r"(?:\benv|\benv_bool|\benv_int|\benv_float|\benv_list|\b_int|os\.environ\.get)"
+            r'\(\s*"([A-Z_]+)"',
+            source,
+        )
+    }
+    # Set by the platform or by gunicorn's configuration for its workers, not by operators.
+    names -= {"AZURE_FEDERATED_TOKEN_FILE", "PROMETHEUS_MULTIPROC_DIR", "PORTAL_DRAIN_FILE"}
+    assert len(names) > 40
+    undocumented = sorted(name for name in names if f"`{name}`" not in readme)
+    assert undocumented == []
