@@ -563,8 +563,8 @@ def _digit_prefixes(run: str) -> Iterator[tuple[str, int]]:
 @_step
 def _cards(scan: _Scanner) -> None:
     for run in _DIGIT_GROUPS.finditer(scan.text):
-        if run.end() - run.start() > 64:
-            continue  # not written like a card number
+        if not 13 <= run.end() - run.start() <= 64:
+            continue  # too few digits, or not written like a card number
         for digits, length in _digit_prefixes(run[0]):
             if len(digits) < 13:
                 break
@@ -701,7 +701,7 @@ _ID_SEPARATORS = re.compile(r"[ .-]")
 _PHONE_CANDIDATE = re.compile(r"(?<![\w+])(?:\+|\()?\d(?:[ ().\-/]{0,3}\d)*+")
 # Searched in the lower-cased text.
 _PHONE_CONTEXT = re.compile(
-    r"\b(?:phone|tel|telephone|mobile|cell|call|text|sms|whatsapp|signal|fax|number|contact"
+    r"\b(?:phone|tel|telephone|mobile|cell|call|text|sms|whatsapp|signal|fax|contact"
     r"|reach|ring)\b"
 )
 
@@ -770,8 +770,9 @@ def _mask(value: str, kind: str) -> str:
     if kind in (HEALTH, FINANCE):
         return value  # a word, not a secret: the excerpt says why the entry was flagged
     if kind in (API_KEY, PASSWORD, PRIVATE_KEY):
-        # A recognisable prefix (ghp_, AKIA, sk-…) helps; the rest, and its length, do not.
-        shown = value[:4] if len(value) >= 20 else ""
+        # A token's recognisable prefix (ghp_, AKIA, sk-…) helps; the rest, its length and
+        # any part of a password do not.
+        shown = value[:4] if kind == API_KEY and len(value) >= 20 else ""
         return f"{shown}{_MASK * 8}"
     keep = {CARD: 4, IBAN: 4, NATIONAL_ID: 2, PHONE: 2}.get(kind, 0)
     alnum = [i for i, c in enumerate(value) if c.isalnum()]
@@ -790,7 +791,7 @@ def _excerpt(text: str, start: int, end: int, spans: list[tuple[int, int, str]])
     hi = max(end, min(line_end, end + _EXCERPT_CONTEXT))  # a private key spans lines
     pieces = []
     position = lo
-    for s, e, kind in spans[bisect.bisect_left(spans, (lo,)) - 1 if spans else 0 :]:
+    for s, e, kind in spans[max(0, bisect.bisect_left(spans, (lo,)) - 1) :]:
         if s >= hi:
             break
         if e <= position:
