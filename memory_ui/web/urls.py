@@ -3,7 +3,17 @@
 
 from django.urls import path
 
-from memory_ui.web.views import activity, changes, edit, pages, restore, signin, support, transfer
+from memory_ui.web.views import (
+    activity,
+    changes,
+    edit,
+    pages,
+    restore,
+    sensitive,
+    signin,
+    support,
+    transfer,
+)
 
 agent = "memory/agents/<slug:agent_name>"
 
@@ -56,4 +66,7 @@ urlpatterns = [
     path("support/users/<str:upn>/clear", support.support_clear, name="support_clear"),
     path("support/users/<str:upn>/export", support.support_export, name="support_export"),
     path("activity", activity.activity, name="activity"),
+    # sensitive data: review flagged entries, and the dashboard's notice
+    path("memory/sensitive", sensitive.review, name="sensitive_review"),
+    path("memory/sensitive/notice", sensitive.notice, name="sensitive_notice"),
 ]
