@@ -358,6 +358,9 @@ PORTAL_RENDER_CACHE_SECONDS = env_int("PORTAL_RENDER_CACHE_SECONDS", 300)
 PORTAL_RENDER_CACHE_CHARS = env_int("PORTAL_RENDER_CACHE_CHARS", 16 * 1024 * 1024)
 # Largest markdown import (file or pasted); an "Export everything" zip may be 10 times this.
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 1024 * 1024)
+# Region (ISO 3166 alpha-2) for phone numbers in memory written without a country code;
+# empty: only numbers written with "+country code" are flagged as sensitive.
+PORTAL_PHONE_REGION = env("PORTAL_PHONE_REGION", "US").upper() or None
 
 # Request bodies. A file bigger than any import the portal takes is skipped, not stored
 # (memory_ui.web.upload_handler.CappedUploadHandler). Form fields may carry a whole document, which a

@@ -3,7 +3,17 @@
 
 from django.urls import path
 
-from memory_ui.web.views import activity, changes, edit, pages, restore, signin, support, transfer
+from memory_ui.web.views import (
+    activity,
+    changes,
+    edit,
+    pages,
+    restore,
+    sensitive,
+    signin,
+    support,
+    transfer,
+)
 from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
@@ -65,4 +75,7 @@ urlpatterns = [
     path("activity", activity.activity, name="activity"),
     # search across every memory
     path("search", search_views.search, name="search"),
+    # sensitive data: review flagged entries, and the dashboard's notice
+    path("memory/sensitive", sensitive.review, name="sensitive_review"),
+    path("memory/sensitive/notice", sensitive.notice, name="sensitive_notice"),
 ]

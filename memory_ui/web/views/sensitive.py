@@ -1,0 +1,94 @@
+"""Sensitive data: which of the user's entries look like secrets or regulated data, to
+review and delete (memory_ui.memory.sensitive does the looking).
+
+Every memory the user has (shared and each agent's own) is read with one fan-out and
+scanned on this request; nothing found is stored, cached or logged. Deleting goes through
+the memory page's own delete forms (POST /memory/entries/delete or /memory/items/delete,
+with their version check), which land on that memory page with Undo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.operations import Loaded, memory_load_many
+from memory_ui.memory.sensitive import Scan, sensitive_scan
+from memory_ui.memory.targets import all_targets
+from memory_ui.web.access import user_actor, user_agents
+from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
+from memory_ui.web.links import target_url
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """One memory as the review shows it: what was flagged in it, or why it could not be
+    read."""
+
+    loaded: Loaded
+    scan: Scan | None
+    url: str
+
+    @property
+    def flagged_count(self) -> int:
+        return len(self.scan.flagged) if self.scan else 0
+
+
+def _review(request: HtmxHttpRequest) -> list[Reviewed]:
+    """Every memory of the user, scanned. Raises CoreAPIError when the agents can't be
+    listed."""
+    targets = all_targets(user_agents(request))
+    region = settings.PORTAL_PHONE_REGION
+    return [
+        Reviewed(
+            loaded,
+            sensitive_scan(loaded.document, phone_region=region) if loaded.document else None,
+            target_url(loaded.target),
+        )
+        for loaded in memory_load_many(user_actor(request), targets)
+    ]
+
+
+def _summary(reviewed: list[Reviewed]) -> dict[str, object]:
+    return {
+        "reviewed": reviewed,
+        "flagged_total": sum(r.flagged_count for r in reviewed),
+        "unread": [r for r in reviewed if r.loaded.error],
+        "partial": [r for r in reviewed if r.scan and not r.scan.complete],
+    }
+
+
+@require_GET
+@login_required
+def review(request: HtmxHttpRequest) -> HttpResponse:
+    """Flagged entries across all the user's memories, grouped by memory."""
+    try:
+        context = _summary(_review(request))
+    except CoreAPIError as exc:
+        return render_page(
+            request,
+            "memory_ui/sensitive.html",
+            "review",
+            {"load_error": exc},
+            status=exc.portal_status,
+        )
+    return render_page(request, "memory_ui/sensitive.html", "review", context)
+
+
+@require_GET
+@login_required
+def notice(request: HtmxHttpRequest) -> HttpResponse:
+    """The dashboard's notice, loaded after the first paint; without htmx, the review."""
+    if not request.htmx:
+        return redirect("sensitive_review")
+    try:
+        context = _summary(_review(request))
+    except CoreAPIError as exc:
+        context = {"load_error": exc}
+    return render_fragment(request, "memory_ui/sensitive.html#notice", context)
