@@ -373,15 +373,19 @@ class Bench:
         )
 
     def visible_cards(self) -> None:
+        """Chromium at 1280x800 finds which cards are in view and what it fetches up front;
+        those card requests are then timed over HTTP, in parallel as the browser sends them,
+        after a cold first paint (Chromium's own time is left out: on this 2-core machine it
+        competes with the portal for the CPU). The browser's own figure is printed too."""
         from playwright.sync_api import sync_playwright
 
         one_get = median_ms(times(lambda: self.direct_get(self.coreapi), self.args.runs))
         url = self.portal.url
         cookies = [{"name": c.name, "value": c.value, "url": url} for c in self.browser.cookies]
-        loads, card_requests = [], []
+        browser_loads, fetched, visible = [], [], []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium")
-            for _ in range(5):
+            for _ in range(3):
                 forget_agents(self.stack.home)
                 context = browser.new_context(viewport={"width": 1280, "height": 800})
                 context.add_cookies(cookies)
@@ -391,18 +395,52 @@ class Bench:
                 page.goto(url + "/", wait_until="domcontentloaded")
                 painted = page.evaluate("performance.now()")
                 page.wait_for_function(VISIBLE_CARDS_LOADED, timeout=60_000)
-                done = page.evaluate("performance.now()")
-                loads.append((done - painted) / 1000)
-                page.wait_for_timeout(500)  # anything else the page would fetch on its own
-                card_requests.append(sum("/cards" in u for u in requested))
+                browser_loads.append((page.evaluate("performance.now()") - painted) / 1000)
+                visible = page.evaluate(VISIBLE_CARD_IDS)
+                page.wait_for_timeout(500)  # anything else the page fetches on its own
+                fetched = [u.removeprefix(url) for u in requested if "/cards" in u]
                 context.close()
             browser.close()
-        ratio = median_ms(loads) / one_get
+        cold, loads = [], []
+        for _ in range(self.args.runs // 2 or 1):
+            forget_agents(self.stack.home)
+            took, page = timed(lambda: self.page("/"))
+            cold.append(took)
+            start = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=6) as pool:  # a browser's connections per host
+                list(pool.map(lambda path: self.page(path, HX_Request="true"), fetched))
+            loads.append(time.perf_counter() - start)
         self.record(
-            f"{self.args.agents} agents: visible cards loaded after first paint (1280x800)",
-            f"{median_ms(loads):.0f} ms vs one GET {one_get:.1f} ms; card requests up front: "
-            f"{statistics.median(card_requests):.0f}",
-            f"{ratio:.2f}x",
+            f"{self.args.agents} agents, 1280x800: cards in view loaded after first paint",
+            f"{median_ms(loads):.0f} ms vs one GET {one_get:.1f} ms; in view: "
+            f"{', '.join(visible)}; card requests before scrolling: {len(fetched)} "
+            f"({', '.join(path.split('?')[0] for path in fetched)}); in Chromium itself "
+            f"{median_ms(browser_loads):.0f} ms",
+            f"{median_ms(loads) / one_get:.2f}x",
+            "<= 2x",
+        )
+
+    def first_agent_batch(self) -> None:
+        """The first agents' cards as they come into view on scrolling: one batch request."""
+        html = self.page("/").text
+        batch = re.search(r'hx-get="(/cards/agents\?[^"]+)"', html)
+        cards = re.findall(r'hx-get="(/cards/agents/[^"?]+)"', html)
+        first = [batch[1].replace("&amp;", "&")] if batch else cards[:8]
+        one_get = median_ms(times(lambda: self.direct_get(self.coreapi), self.args.runs))
+
+        def load() -> None:
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                list(
+                    pool.map(
+                        lambda path: self.page(path, HX_Request="true").raise_for_status(), first
+                    )
+                )
+
+        walls = [timed_call(load) for _ in range(self.args.runs)]
+        self.record(
+            "first 8 agent cards (on scrolling to them)",
+            f"{median_ms(walls):.0f} ms vs one GET {one_get:.1f} ms ({len(first)} request(s))",
+            f"{median_ms(walls) / one_get:.2f}x",
             "<= 2x",
         )
 
@@ -576,6 +614,10 @@ class Bench:
         )
 
 
+VISIBLE_CARD_IDS = """() => [...document.querySelectorAll('.memory-card')]
+  .filter(c => { const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; })
+  .map(c => c.id)"""
+
 VISIBLE_CARDS_LOADED = """() => {
   const cards = [...document.querySelectorAll('.memory-card')];
   const visible = cards.filter(c => { const r = c.getBoundingClientRect();
@@ -612,6 +654,7 @@ FIGURES = (
     "throughput",
     "dashboard",
     "visible",
+    "batch",
     "big",
     "html",
     "hostile",
@@ -653,6 +696,7 @@ def main() -> None:
                 "throughput": bench.throughput,
                 "dashboard": bench.dashboard,
                 "visible": bench.visible_cards,
+                "batch": bench.first_agent_batch,
                 "big": bench.big_document,
                 "html": bench.html_size,
                 "hostile": bench.hostile,
