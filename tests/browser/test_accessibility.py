@@ -236,6 +236,10 @@ def test_nothing_scrolls_sideways_at_320px(page: Page):
 def test_keyboard_buttons_and_toasts(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/agents/it-helpdesk")
+    # Progress texts show only while their request runs.
+    page.get_by_role("button", name="Add a note").click()
+    expect(page.locator("#append-progress")).to_be_hidden()
+    page.keyboard.press("Escape")
     # Space activates a link that looks like a button, as it does a button.
     page.get_by_role("button", name="Add a note").focus()
     page.keyboard.press("Space")
@@ -250,7 +254,16 @@ def test_keyboard_buttons_and_toasts(page: Page):
 
     page.get_by_role("button", name="Edit", exact=True).press("Enter")
     expect(page).to_have_url(re.compile(r"/memory/edit"))
-    link = page.get_by_role("button", name="Cancel")
-    link.focus()
-    outline = link.evaluate("element => getComputedStyle(element).outlineStyle")
-    assert outline == "solid"
+    expect(page.locator("#edit-progress")).to_be_hidden()
+    # A link reached with Tab shows a solid ring, not Pico's faint halo.
+    page.get_by_role("button", name="Preview", exact=True).focus()
+    page.keyboard.press("Tab")
+    cancel = page.get_by_role("button", name="Cancel")
+    expect(cancel).to_be_focused()
+    ring = cancel.evaluate(
+        "e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]"
+    )
+    assert ring[0] == "solid" and ring[1] >= 2
+
+    page.goto("/import")
+    expect(page.locator(".transfer-busy")).to_be_hidden()

@@ -4,7 +4,7 @@ and sees the activity entry."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,7 @@ def test_carol_clears_alices_travel_planner_on_request(new_page):
     clear.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
     clear.get_by_role("button", name="Clear the chosen memory").click()
     expect(carol.locator(".results")).to_contain_text("Travel Planner: cleared")
+    check_accessibility(carol, "support: cleared on the user's behalf")
 
     alice = new_page()
     sign_in_as(alice, "Alice Example")
@@ -40,3 +41,4 @@ def test_carol_clears_alices_travel_planner_on_request(new_page):
     expect(row).to_contain_text("Support: carol@contoso.com")
     expect(row).to_contain_text("travel-planner")
     expect(row).to_contain_text("Privacy request from the user · PRIV-2041")
+    check_accessibility(alice, "activity with a support action")
