@@ -45,7 +45,7 @@ def _undo_records(session: SessionBase) -> dict[str, dict[str, Any]]:
 
 
 def undo_remember(
-    session: SessionBase, target: Target, before: str, after: Memory, removed: str
+    session: SessionBase, target: Target, before: str, after: Memory, removed: str, label: str = ""
 ) -> str | None:
     """Keep what Undo needs; the token for its form, or None when the document is too big."""
     if len(before.encode()) > UNDO_MAX_BYTES:
@@ -60,6 +60,7 @@ def undo_remember(
             "before": before,
             "after": Version.of(after).token(),
             "removed": removed,
+            "label": label,
             "expires": time.time() + UNDO_SECONDS,
         },
     }
@@ -72,6 +73,12 @@ def undo_record(session: SessionBase, token: str, target: Target) -> UndoRecord 
     if raw is None or raw["target"] != target.key:
         return None
     return UndoRecord(raw["target"], raw["before"], Version.parse(raw["after"]), raw["removed"])
+
+
+def undo_label(session: SessionBase, token: str) -> str:
+    """A few words naming what the delete behind `token` removed ("" when unknown), for
+    "Deleted 'Upcoming trip'. Undo"."""
+    return str(_undo_records(session).get(token, {}).get("label", ""))
 
 
 def undo_forget(session: SessionBase, token: str) -> None:

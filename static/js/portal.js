@@ -2,13 +2,46 @@
 // is independent: failures and toasts, busy regions during changes, download and import
 // progress.
 
-// htmx failures and toasts, in one global place.
+// htmx failures and toasts, in one global place. Toasts go away by themselves after a
+// while (not errors: those stay until dismissed), wait while the pointer or focus is on
+// them, and no more than three stack up.
 (function () {
   "use strict";
+  var SHOWN_MS = 8000;
+  var MOST = 3;
+
+  function region() {
+    return document.getElementById("toasts");
+  }
+
+  function dismiss(box) {
+    if (!box.isConnected) return;
+    var hadFocus = box.contains(document.activeElement);
+    box.remove();
+    if (hadFocus) document.getElementById("main").focus();
+  }
+
+  function schedule(box) {
+    if (box.dataset.scheduled || box.classList.contains("toast-error")) return;
+    box.dataset.scheduled = "true";
+    var timer = null;
+    function start() { timer = window.setTimeout(function () { dismiss(box); }, SHOWN_MS); }
+    function stop() { window.clearTimeout(timer); }
+    box.addEventListener("mouseenter", stop);
+    box.addEventListener("mouseleave", start);
+    box.addEventListener("focusin", stop);
+    box.addEventListener("focusout", start);
+    start();
+  }
+
+  function tidy() {
+    var toasts = region() ? region().querySelectorAll(".toast") : [];
+    for (var i = 0; i < toasts.length - MOST; i++) toasts[i].remove();
+    region() && region().querySelectorAll(".toast").forEach(schedule);
+  }
 
   function toast(text, kind) {
-    var region = document.getElementById("toasts");
-    if (!region) return;
+    if (!region()) return;
     var box = document.createElement("div");
     box.className = "toast toast-" + (kind || "info");
     var span = document.createElement("span");
@@ -20,13 +53,16 @@
     close.textContent = "\u00d7";
     box.appendChild(span);
     box.appendChild(close);
-    region.appendChild(box);
+    region().appendChild(box);
   }
 
   document.addEventListener("click", function (event) {
     var button = event.target.closest(".toast-close");
-    if (button) button.closest(".toast").remove();
+    if (button) dismiss(button.closest(".toast"));
   });
+  // Messages arrive with the page and, for htmx, appended out of band.
+  if (region()) new MutationObserver(tidy).observe(region(), { childList: true });
+  tidy();
 
   // Error responses that carry an HTML fragment are swapped in place (see htmx-config);
   // anything else would fail silently, so say so.
@@ -45,23 +81,121 @@
   });
 })();
 
+// Keyboard and focus.
+// - A link that looks like a button (role="button") works with Space, as a button does.
+// - After a swap that removed the focused control (Undo, Clear, an import step), focus
+//   goes to the new content: its [autofocus] element, else its first heading, else the
+//   swapped region itself, so keyboard and screen-reader users carry on from the result.
+// - A panel opened in place (Add a note, Clear) opens next to the control that opened it
+//   (data-panel-after); Escape or its Cancel closes it and focus returns to that control.
+(function () {
+  "use strict";
+  var opener = null;
+
+  document.addEventListener("keydown", function (event) {
+    var link = event.target.closest && event.target.closest("a[role='button']");
+    if (link && event.key === " ") event.preventDefault(); // not a page scroll
+  });
+  document.addEventListener("keyup", function (event) {
+    var link = event.target.closest && event.target.closest("a[role='button']");
+    if (link && event.key === " ") link.click();
+  });
+
+  function panel() {
+    return document.getElementById("change-panel");
+  }
+
+  function focusOn(element) {
+    if (!element) return;
+    if (!element.matches("a[href], button, input, select, textarea, [tabindex]")) {
+      element.setAttribute("tabindex", "-1");
+    }
+    element.focus();
+  }
+
+  function closePanel() {
+    var open = panel();
+    if (!open || !open.firstElementChild || !document.getElementById("memory-content")) return false;
+    var empty = document.createElement("div");
+    empty.id = "change-panel";
+    empty.className = "change-panel";
+    open.replaceWith(empty);
+    var back = opener && opener.isConnected ? opener : null;
+    focusOn(back ? back.querySelector("button") || back : document.getElementById("main"));
+    return true;
+  }
+
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    var source = event.detail.elt;
+    var slot = source.getAttribute && source.getAttribute("data-panel-after");
+    if (slot && panel() && document.querySelector(slot)) {
+      document.querySelector(slot).after(panel());
+      opener = source;
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || event.defaultPrevented) return;
+    var details = event.target.closest && event.target.closest("details[open]");
+    if (details) {
+      details.open = false;
+      details.querySelector("summary").focus();
+      return;
+    }
+    if (closePanel()) event.preventDefault();
+  });
+  document.addEventListener("click", function (event) {
+    var cancel = event.target.closest("[data-close-panel]");
+    if (cancel && closePanel()) event.preventDefault();
+  });
+
+  // Where focus was when a request began (before hx-disabled-elt takes it from a disabled
+  // button), and what its swap replaces (known once the answer may have retargeted it).
+  var before = new WeakMap();
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    before.set(event.detail.xhr, { focused: document.activeElement });
+  });
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var was = before.get(event.detail.xhr);
+    if (was) was.target = event.detail.target && event.detail.target.id;
+  });
+  document.body.addEventListener("htmx:afterSettle", function (event) {
+    var was = before.get(event.detail.xhr);
+    if (!was || !was.target) return;
+    // Nothing had focus (a page load, a lazy card): leave it so.
+    if (!was.focused || was.focused === document.body) return;
+    var active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return; // still somewhere
+    var swapped = document.getElementById(was.target);
+    if (!swapped) return;
+    var heading = Array.prototype.find.call(
+      swapped.querySelectorAll("h1, h2, h3"),
+      function (h) { return !h.closest(".markdown-body"); }
+    );
+    focusOn(swapped.querySelector("[autofocus]") || heading || swapped);
+  });
+})();
+
 // Mark the region a change request will replace as busy while it runs, so screen readers
 // wait for the result.
 (function () {
   "use strict";
 
-  function mark(event, busy) {
-    var source = event.detail.elt;
-    var target = event.detail.target;
-    if (!source || !source.closest || !source.closest("[data-changes]")) return;
-    if (target && target.isConnected) target.setAttribute("aria-busy", busy);
-  }
+  // The region marked busy, per request: a refused form's answer may be swapped into
+  // another place (HX-Retarget), and the region must not stay busy (Pico then hides and
+  // stops wrapping its content).
+  var marked = new WeakMap();
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
-    mark(event, "true");
+    var source = event.detail.elt;
+    var target = event.detail.target;
+    if (!source || !source.closest || !source.closest("[data-changes]") || !target) return;
+    target.setAttribute("aria-busy", "true");
+    marked.set(event.detail.xhr, target);
   });
   document.body.addEventListener("htmx:afterRequest", function (event) {
-    mark(event, "false");
+    var target = marked.get(event.detail.xhr);
+    if (target && target.isConnected) target.setAttribute("aria-busy", "false");
   });
 })();
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from axe_playwright_python.base import AXE_SCRIPT, AxeResults
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
 
 from tests.integration.conftest import _reset_portal_caches
@@ -40,11 +43,32 @@ def browser() -> Iterator[Browser]:
 @dataclass
 class ConsoleWatch:
     problems: list[str] = field(default_factory=list)
+    # HTTP statuses a test provokes on purpose (a refused form answers 400); Chromium logs
+    # each such answer to an htmx request as a console error.
+    expected_statuses: set[int] = field(default_factory=set)
 
     def on_console(self, message: ConsoleMessage) -> None:
         # CSP violations and script errors are reported as console errors.
-        if message.type in ("error", "warning"):
-            self.problems.append(f"{message.type}: {message.text} ({message.location.get('url')})")
+        if message.type not in ("error", "warning"):
+            return
+        failed = _FAILED_RESOURCE.match(message.text)
+        if failed and int(failed.group(1)) in self.expected_statuses:
+            return
+        self.problems.append(f"{message.type}: {message.text} ({message.location.get('url')})")
+
+
+# Chromium's line for a failed resource and htmx's own for an error answer it swaps in.
+_FAILED_RESOURCE = re.compile(
+    r"(?:Failed to load resource: the server responded with a status of"
+    r"|Response Status Error Code) (\d{3})"
+)
+_WATCHES: weakref.WeakKeyDictionary[Page, ConsoleWatch] = weakref.WeakKeyDictionary()
+
+
+def expect_statuses(page: Page, *statuses: int) -> None:
+    """From now on, answers with these statuses are what the test provokes, not failures.
+    Everything else in the console (script errors, CSP violations) still fails it."""
+    _WATCHES[page].expected_statuses.update(statuses)
 
 
 @pytest.fixture
@@ -78,6 +102,7 @@ def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[[], Page]]
         page.on("console", watch.on_console)
         page.on("pageerror", lambda error: watch.problems.append(f"pageerror: {error}"))
         page.set_default_timeout(15_000)
+        _WATCHES[page] = watch
         contexts.append((context, watch))
         return page
 
@@ -99,3 +124,72 @@ def sign_in_as(page: Page, name: str) -> None:
     page.wait_for_url(
         lambda url: "/auth/" not in url and ":8443" not in url and "oauth2" not in url
     )
+
+
+# --- accessibility ---------------------------------------------------------------------
+
+# What the checks hold the portal to: WCAG 2.0, 2.1 and 2.2 A and AA, and axe's best
+# practices (one h1, landmarks, allowed ARIA roles).
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+WIDTHS = (1280, 390)
+NARROWEST = 320  # the narrowest phone width (WCAG 1.4.10 reflow): nothing may scroll sideways
+SCHEMES = ("light", "dark")
+
+
+def axe_violations(page: Page) -> AxeResults:
+    """axe-core (the copy axe-playwright-python ships) on the page as it is now."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.evaluate(AXE_SCRIPT)
+    options = {"runOnly": {"type": "tag", "values": AXE_TAGS}, "resultTypes": ["violations"]}
+    return AxeResults(page.evaluate("options => axe.run(document, options)", options))
+
+
+def sideways_overflow(page: Page) -> int:
+    """How many CSS pixels the page is wider than the window (0 when it reflows)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+# Colour transitions and animations run to their end, so axe sees the colours that stay.
+# (A spinner's endless one is skipped: it never finishes.)
+_SETTLED = """() => Promise.all(document.getAnimations()
+  .filter((a) => a.effect && a.effect.getComputedTiming().iterations !== Infinity)
+  .map((a) => a.finished.catch(() => null)))"""
+
+# The innermost elements reaching past the window's right edge, to say what to fix.
+_TOO_WIDE = """() => {
+  const wide = [...document.body.querySelectorAll("*")].filter(
+    (e) => e.getBoundingClientRect().left + e.scrollWidth > window.innerWidth + 1);
+  return wide.filter((e) => !wide.some((o) => o !== e && e.contains(o))).slice(0, 5).map(
+    (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+      (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : ""));
+}"""
+
+
+def check_accessibility(page: Page, state: str) -> None:
+    """Fail unless `page`, as it is now, has no axe violations in light and dark, wide
+    (1280 px) and on a phone (390 px), and does not scroll sideways at 390 or 320 px.
+    The window's size and colour scheme are put back afterwards."""
+    viewport = page.viewport_size or {"width": 1280, "height": 720}
+    failures: list[str] = []
+    try:
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": viewport["height"]})
+            for scheme in SCHEMES:
+                # Reduced motion: Pico then skips its colour transitions, so axe measures
+                # the final colours.
+                page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+                page.evaluate(_SETTLED)
+                results = axe_violations(page)
+                if results.violations_count:
+                    failures.append(f"{width}px, {scheme}: {results.generate_report()}")
+        for width in (390, NARROWEST):
+            page.set_viewport_size({"width": width, "height": viewport["height"]})
+            if (extra := sideways_overflow(page)) > 0:
+                failures.append(
+                    f"{width}px: the page scrolls sideways by {extra}px, past the right edge: "
+                    + ", ".join(page.evaluate(_TOO_WIDE))
+                )
+    finally:
+        page.set_viewport_size(viewport)
+        page.emulate_media(color_scheme="light", reduced_motion="no-preference")
+    assert not failures, f"{state} ({page.url}):\n" + "\n".join(failures)

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +29,7 @@ def test_edit_with_live_preview(page: Page):
     expect(page.locator("#edit-preview strong")).to_have_text("Bold")
     expect(page.locator("#edit-preview")).to_contain_text("<b>not html</b>")
     expect(page.locator("#edit-preview b")).to_have_count(0)
+    check_accessibility(page, "editing with a preview")
     page.get_by_role("button", name="Save").click()
 
     expect(page).to_have_url(re.compile(r"/memory/user$"))
@@ -71,6 +72,7 @@ def test_add_a_note_in_place(page: Page):
     expect(page.locator("#memory-content .entry")).to_have_count(2)
     expect(page.locator("#memory-content")).to_contain_text("Said so in chat")
     expect(page.locator("#memory-content em")).to_have_text("remote")
+    check_accessibility(page, "a note added")
     expect(page.locator("#change-panel")).to_be_empty()
 
 

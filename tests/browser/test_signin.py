@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, Request, expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -46,3 +46,4 @@ def test_sign_out_returns_to_the_portals_signed_out_page(page: Page, live_portal
     expect(page).to_have_url(f"{live_portal}/auth/signed-out")
     expect(page.get_by_role("heading", name="You have signed out")).to_be_visible()
     expect(page.get_by_role("button", name="Sign in again")).to_be_visible()
+    check_accessibility(page, "signed out")

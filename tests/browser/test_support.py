@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +34,7 @@ def test_carol_handles_alices_deletion_request(new_page):
     start.get_by_role("checkbox", name="Travel Planner").check()
     start.get_by_role("button", name="Start").click()
     expect(carol.get_by_role("heading", name="Deletion request PRIV-2041")).to_be_visible()
+    check_accessibility(carol, "deletion request")
 
     with carol.expect_download() as download:
         carol.get_by_role("button", name="Download the export (.zip)").click()
@@ -47,6 +48,7 @@ def test_carol_handles_alices_deletion_request(new_page):
     carol.get_by_role("button", name="Clear the exported memories").click()
     expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("cleared")
     expect(carol.locator(".request-summary").first).to_contain_text("PRIV-2041")
+    check_accessibility(carol, "deletion request result")
     carol.get_by_role("link", name="Its audit rows").click()
     expect(carol.get_by_role("row", name="Cleared")).to_contain_text("Travel Planner")
 
@@ -61,5 +63,6 @@ def test_carol_handles_alices_deletion_request(new_page):
     expect(row).to_have_count(1)
     expect(row).to_contain_text("Support: carol@contoso.com")
     expect(row).to_contain_text("Privacy request from the user · PRIV-2041")
+    check_accessibility(alice, "activity with a support action")
     row.get_by_role("link", name="Travel Planner").click()
     expect(alice).to_have_url("/memory/agents/travel-planner")

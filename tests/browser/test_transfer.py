@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -42,6 +42,7 @@ def test_paste_preview_and_append(page: Page):
     expect(page.locator(".import-rendered strong")).to_have_text("green")
     expect(page.locator(".diff-added").first).to_be_visible()
     expect(page.get_by_role("radio", name="Append")).to_be_checked()
+    check_accessibility(page, "import preview")
     page.get_by_role("button", name="Import", exact=True).click()
 
     expect(page).to_have_url(re.compile(r"/memory/user$"))
@@ -119,6 +120,7 @@ def test_restore_an_export_from_the_dashboard(page: Page):
     expect(page.get_by_role("heading", name="Restore from an export")).to_be_visible()
     expect(page.get_by_role("checkbox", name="Import Travel Planner")).to_be_checked()
     expect(page.get_by_role("radio", name="Replace")).to_be_checked()
+    check_accessibility(page, "restore preview")
     for name in ("Shared with every agent", "Benefits Assistant", "IT Helpdesk"):
         page.get_by_role("checkbox", name=f"Import {name}").uncheck()
     page.get_by_label("I understand that replacing overwrites").check()
@@ -127,3 +129,4 @@ def test_restore_an_export_from_the_dashboard(page: Page):
     expect(page.locator(".import-results")).to_contain_text("Travel Planner: done. Replaced")
     expect(page.locator("#toasts")).to_contain_text("Imported 1 from export.zip")
     expect(page.get_by_role("button", name="Back to your memory")).to_be_visible()
+    check_accessibility(page, "restore results")

@@ -692,8 +692,10 @@ def test_changes_need_sign_in(client: Client, portal):
 def test_memory_page_offers_changes_but_not_on_the_combined_view(alice: Client):
     page = alice.get("/memory/agents/travel-planner").content.decode()
     assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in page
-    assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in page
-    assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in page
+    # Add a note and Clear are GET forms naming the memory, opened in place by htmx.
+    for action in ("/memory/append", "/memory/clear"):
+        assert f'action="{action}" hx-get="{action}"' in page
+    assert '<input type="hidden" name="agent" value="travel-planner">' in page
     assert page.count('action="/memory/entries/delete"') == 1
     assert len(_form(page, "/memory/entries/delete").buttons) == 2  # one Delete per entry
     combined = alice.get("/memory/agents/travel-planner/combined").content.decode()

@@ -269,13 +269,19 @@ def test_empty_memory_has_an_empty_state(alice: Client, fake: FakeCoreAPI):
     response = alice.get("/memory/user")
     assert response.status_code == 200
     assert "No agent remembers anything about you yet." in body(response)
+    # Nothing to download or clear; a note or an import can still start it.
+    html = body(response)
+    assert 'href="/memory/user/export"' not in html and 'action="/memory/clear"' not in html
+    assert 'action="/memory/append"' in html and 'href="/memory/user/import"' in html
 
 
 def test_memory_pages_offer_changes_and_downloads(alice: Client):
     html = body(alice.get("/memory/agents/travel-planner"))
     assert 'href="/memory/edit?scope=agent&amp;agent=travel-planner"' in html
-    assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in html
-    assert 'hx-get="/memory/clear?scope=agent&amp;agent=travel-planner"' in html
+    # Add a note and Clear are GET forms naming the memory, opened in place by htmx.
+    for action in ("/memory/append", "/memory/clear"):
+        assert f'action="{action}" hx-get="{action}"' in html
+    assert '<input type="hidden" name="agent" value="travel-planner">' in html
     # One form for the page; a Delete button per entry submits it with the entry's index.
     assert html.count('action="/memory/entries/delete"') == 1
     assert html.count('form="entry-delete" name="index"') == 2
@@ -356,3 +362,13 @@ def test_activity_can_hide_the_support_staff_member(alice: Client, carol: Client
 def test_activity_shows_only_my_own_memory(bob: Client, carol: Client):
     carol.post("/support/", {"upn": "alice@contoso.com"}, follow=True)
     assert "Nothing recorded yet." in body(bob.get("/activity"))
+
+
+def test_pages_never_load_the_django_htmx_debug_script(alice: Client, settings):
+    """With DEBUG on (the devstack), django-htmx's debug script would replace the whole
+    page with any 400/403/404 answer to htmx, where the portal swaps a refused form back
+    in place."""
+    settings.DEBUG = True
+    html = body(alice.get("/memory/user"))
+    assert "htmx-2.min" in html
+    assert "django-htmx.js" not in html

@@ -218,7 +218,7 @@ def test_a_memory_over_corepapis_write_limit_can_be_read_but_not_changed(
     html = body(alice.get("/memory/agents/travel-planner"))
     assert "This memory is too large to change here." in html
     assert "/memory/edit?" not in html and 'form="entry-delete"' not in html
-    assert 'hx-get="/memory/append?scope=agent&amp;agent=travel-planner"' in html  # notes still
+    assert 'action="/memory/append" hx-get="/memory/append"' in html  # notes still
     assert 'href="/memory/agents/travel-planner/export"' in html
     edit = alice.get("/memory/edit?scope=agent&agent=travel-planner")
     assert edit.status_code == 413

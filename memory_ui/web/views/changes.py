@@ -100,6 +100,17 @@ def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) 
 class Removal:
     text: str  # the document without the removed part
     removed: str  # what was removed, to show or re-add after a failed Undo
+    label: str  # a few words naming it: "Deleted 'Upcoming trip'. Undo"
+
+
+LABEL_CHARS = 60
+
+
+def _label(text: str) -> str:
+    """The first line of `text` with its list or heading marker, shortened."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    line = line.lstrip("#>*-+ ").strip()
+    return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1].rstrip() + "…"
 
 
 def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
@@ -107,7 +118,9 @@ def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
     index = data["index"]
     if index >= len(entries):
         return None
-    return Removal(remove_entry(text, index), entries[index].body)
+    entry = entries[index]
+    label = _label(entry.reason or "") or _label(entry.body)
+    return Removal(remove_entry(text, index), entry.body, label)
 
 
 def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
@@ -115,7 +128,7 @@ def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
     # Only whole list items as the page showed them; never an arbitrary range of lines.
     for item in parse_document(text).list_items:
         if (item.start_line, item.end_line) == (start, end):
-            return Removal(remove_lines(text, start, end), item.text)
+            return Removal(remove_lines(text, start, end), item.text, _label(item.text))
     return None
 
 
@@ -156,7 +169,7 @@ def _delete(
         return memory_page(request, Loaded(target, exc.current), status=400, **shown)
     except CoreAPIError as exc:
         return _action_failed(request, target, exc)
-    return _deleted(request, target, done.before, done.after, removals[0].removed, what, shown)
+    return _deleted(request, target, done.before, done.after, removals[0], what, shown)
 
 
 def _deleted(
@@ -164,11 +177,13 @@ def _deleted(
     target: Target,
     before: Memory,
     after: Memory,
-    removed: str,
+    removal: Removal,
     what: str,
     shown: dict[str, Any],
 ) -> HttpResponse:
-    token = stores.undo_remember(request.session, target, before.content_markdown, after, removed)
+    token = stores.undo_remember(
+        request.session, target, before.content_markdown, after, removal.removed, removal.label
+    )
     if token:
         messages.success(request, f"Deleted the {what}.")
     else:

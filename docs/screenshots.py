@@ -1,0 +1,98 @@
+"""The README's screenshots, taken in Debian's Chromium against the devstack:
+docs/dashboard.png (alice's dashboard, 1200 px wide) and docs/phone.png (a memory page on
+a 390 px phone).
+
+    .venv/bin/python docs/screenshots.py              # its own devstack and portal, free ports
+    .venv/bin/python docs/screenshots.py --url http://127.0.0.1:8000   # a running ./dev run
+
+Its own devstack starts from the demo fixtures in a temporary folder, so the pictures show
+the seeded demo, not whatever a developer's .devstack/ holds now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Page, expect, sync_playwright
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS.parent / "bench"))
+
+from _stack import start_devstack, start_portal  # noqa: E402
+
+from devstack.config import fixtures  # noqa: E402
+from devstack.coreapi.faults import Faults  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@contextmanager
+def own_portal() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="screenshots-") as home:
+        stack = start_devstack(Path(home), fixtures(), Faults())
+        try:
+            portal = start_portal(stack, name="screenshots", workers=1, threads=8)
+            try:
+                yield portal.url
+            finally:
+                portal.stop()
+        finally:
+            stack.stop()
+
+
+def sign_in(page: Page, url: str, name: str) -> None:
+    page.goto(f"{url}/")
+    page.get_by_role("button", name=name).click()
+    page.wait_for_url(f"{url}/")
+    expect(page.locator(".memory-card.is-loading")).to_have_count(0)
+
+
+def take(url: str) -> None:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        desktop = browser.new_context(
+            ignore_https_errors=True,  # the devstack IdP's own CA
+            viewport={"width": 1200, "height": 900},
+            color_scheme="light",
+            reduced_motion="reduce",
+        )
+        page = desktop.new_page()
+        sign_in(page, url, "Alice Example")
+        page.screenshot(path=DOCS / "dashboard.png", full_page=True)
+
+        phone = browser.new_context(
+            ignore_https_errors=True,
+            viewport={"width": 390, "height": 844},
+            device_scale_factor=2,
+            is_mobile=True,
+            has_touch=True,
+            color_scheme="dark",
+            reduced_motion="reduce",
+        )
+        page = phone.new_page()
+        sign_in(page, url, "Alice Example")
+        page.goto(f"{url}/memory/agents/travel-planner")
+        expect(page.locator("#memory-content .entry")).to_have_count(2)
+        page.screenshot(path=DOCS / "phone.png")
+        browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a running portal on the devstack (default: start one)")
+    args = parser.parse_args()
+    if args.url:
+        take(args.url.rstrip("/"))
+    else:
+        with own_portal() as url:
+            take(url)
+    print(f"wrote {DOCS / 'dashboard.png'} and {DOCS / 'phone.png'}")
+
+
+if __name__ == "__main__":
+    main()
