@@ -683,7 +683,7 @@ def main() -> None:
 
     home = Path(tempfile.mkdtemp(prefix="memory-portal-bench-"))
     stack = start_child_stack(home, args.agents, args.latency_ms)
-    portal = start_portal(stack, portal_dir=args.portal_dir.resolve())
+    portal = start_portal(stack, portal_dir=args.portal_dir.resolve(), shipped_config=True)
     print(
         f"portal {args.portal_dir} log {portal.log}; CoreAPI +{args.latency_ms} ms per call",
         flush=True,

@@ -4,7 +4,8 @@ Every number can be changed from the environment (README.md, Running in producti
 
 - threads: a page's cards arrive as parallel requests, each waiting on CoreAPI, so a
   worker serves many at once (gthread). At most COREAPI_MAX_CONCURRENT (8) of them wait on
-  CoreAPI at a time, so with 16 threads a slow CoreAPI never holds up /readyz;
+  CoreAPI at a time (others wait COREAPI_QUEUE_TIMEOUT at most, then are refused), so with
+  24 threads a slow CoreAPI leaves threads for /readyz and pages that need no CoreAPI;
 - graceful timeout (45 s) well above the longest request: every CoreAPI call of a request
   ends within PORTAL_REQUEST_DEADLINE_SECONDS (12 s), so a rolling restart lets started
   requests finish;
@@ -22,6 +23,7 @@ Every number can be changed from the environment (README.md, Running in producti
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import sys
@@ -50,7 +52,7 @@ chdir = str(ROOT)
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000").split(",")
 worker_class = "gthread"
 workers = _int("GUNICORN_WORKERS", 2)
-threads = _int("GUNICORN_THREADS", 16)
+threads = _int("GUNICORN_THREADS", 24)
 # gthread: a worker whose heartbeat stops this long is restarted (requests are not capped).
 timeout = _int("GUNICORN_TIMEOUT", 60)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 45)
@@ -119,6 +121,25 @@ class JsonLogger(glogging.Logger):
 
 
 logger_class = JsonLogger
+
+
+def _return_freed_memory() -> None:
+    """glibc keeps memory a thread freed in that thread's arena, and raises the size above
+    which it maps big blocks (strings of a posted document) on its own after each one is
+    freed; then a worker that once parsed a few large requests at a time keeps that memory.
+    A fixed threshold returns every big block to the system when freed, and two arenas keep
+    small ones from spreading over one arena per thread. Set here, in the master, before the
+    workers fork; nothing happens on another C library."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_arena_max, m_mmap_threshold = -8, -3  # from glibc's malloc.h
+    libc.mallopt(m_mmap_threshold, 128 * 1024)
+    libc.mallopt(m_arena_max, 2)
+
+
+_return_freed_memory()
 
 
 def on_starting(server) -> None:

@@ -114,11 +114,14 @@ def start_portal(
     threads: int = 16,
     extra_env: dict[str, str] | None = None,
     prepare: bool = True,
+    shipped_config: bool = False,
 ) -> Portal:
     """The portal in `portal_dir` under gunicorn, with its own SQLite database unless
     `extra_env` names a DATABASE_URL, signed in against `stack`. Runs with this
     interpreter's environment (the current tree's .venv). `prepare` runs migrate and
-    collectstatic; another instance sharing the database and DJANGO_STATIC_ROOT can skip it."""
+    collectstatic; another instance sharing the database and DJANGO_STATIC_ROOT can skip it.
+    `shipped_config` runs gunicorn with `deploy/gunicorn.conf.py`, as production does, when
+    `portal_dir` has one (`workers` and `threads` are then the config's)."""
     home, demo = stack.home, stack.fixtures
     port = free_port()
     env = {
@@ -150,8 +153,11 @@ def start_portal(
             str(Path(python).with_name("gunicorn")),
             "portal.wsgi",
             f"--bind=127.0.0.1:{port}",
-            f"--workers={workers}",
-            f"--threads={threads}",
+            *(
+                ["--config=deploy/gunicorn.conf.py"]
+                if shipped_config and (portal_dir / "deploy" / "gunicorn.conf.py").exists()
+                else [f"--workers={workers}", f"--threads={threads}"]
+            ),
             # Its default path is one per user, shared by every gunicorn on the machine.
             "--no-control-socket",
         ],

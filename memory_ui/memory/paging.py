@@ -10,7 +10,7 @@ a page's CPU time and size bounded. The Markdown view is paged too (RAW_PAGE_CHA
 
 A document is parsed once per version: `prepared(text)` keeps the parsed document and the
 parts rendered so far, keyed by the text's sha256, in this process's memory only, for
-PORTAL_RENDER_CACHE_SECONDS after the last use and PORTAL_RENDER_CACHE_CHARS in all. Memory
+PORTAL_RENDER_CACHE_SECONDS after the last use and about PORTAL_RENDER_CACHE_BYTES in all. Memory
 content is personal data, so it is never written to a shared cache or to disk, and a
 worker's copy goes when the worker does. The key is the content's own hash, so a cached
 document is only ever shown to someone whose CoreAPI answer had the same text.
@@ -46,7 +46,7 @@ PART_CHARS = 16 * 1024
 PAGE_CHARS = 48 * 1024
 PAGE_PARTS = 50
 RAW_PAGE_CHARS = 64 * 1024
-PREVIEW_CHARS = PAGE_CHARS  # of a draft or an upload, rendered before it is saved
+PREVIEW_CHARS = 24 * 1024  # of a draft or an upload, rendered before it is saved
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,12 @@ class Prepared:
 
     @property
     def cost(self) -> int:
-        """Roughly what this holds, in characters: the text, its lines and entries, the HTML."""
-        return 3 * len(self.document.text) + self.rendered_chars
+        """About the bytes this holds: the text, its lines (a str object of about 57 bytes
+        besides its characters each), its entries (a copy of their lines, ~150 bytes each),
+        the line offsets and the HTML rendered so far."""
+        document = self.document
+        lines, entries = len(document.lines), len(document.entries)
+        return 4 * len(document.text) + 65 * lines + 150 * entries + self.rendered_chars
 
     def memo[T: str](
         self, key: tuple[object, ...], make: Callable[[], T], *, replaces: tuple[object, ...]
@@ -259,7 +263,7 @@ class _PreparedCache:
 
     def _evict(self, now: float) -> None:
         ttl = settings.PORTAL_RENDER_CACHE_SECONDS
-        limit = settings.PORTAL_RENDER_CACHE_CHARS
+        limit = settings.PORTAL_RENDER_CACHE_BYTES
         total = sum(prepared.cost for _, prepared in self._entries.values())
         while self._entries:
             key, (used, prepared) = next(iter(self._entries.items()))

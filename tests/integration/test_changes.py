@@ -278,9 +278,9 @@ def test_preview_renders_the_draft_safely(alice: Client):
     assert "&lt;script&gt;" in html and "<strong>bold</strong>" in html
     assert "hx-disable" in html
 
-    too_big = alice.post("/memory/edit/preview", {"content": "x" * (1024 * 1024 + 1)}, **HTMX)
+    too_big = alice.post("/memory/edit/preview", {"content": "x" * (2 * 1024 * 1024 + 1)}, **HTMX)
     assert too_big.status_code == 400
-    assert "the limit is 1,048,576 bytes" in too_big.content.decode()
+    assert "the limit is 2,097,152 bytes" in too_big.content.decode()
 
 
 def test_preview_needs_sign_in_and_csrf(client: Client, alice: Client):
