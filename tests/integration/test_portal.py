@@ -88,7 +88,7 @@ def test_user_memory_page_renders_entries_with_provenance(alice: Client):
     html = response.content.decode()
     assert response.status_code == 200
     assert "User stated preference" in html
-    assert "operation op-2291" in html
+    assert "<code>op-2291</code>" in html
     assert "<table>" in html  # the working-hours table, rendered
     assert "hx-disable" in html
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -206,7 +207,7 @@ def test_a_card_of_an_agent_that_is_not_the_users_is_404(alice: Client, fake: Fa
 MEMORY_PAGES = [
     pytest.param(
         "/memory/user",
-        ["What all agents remember about you", "Prefers concise answers", "operation op-2291"],
+        ["What all agents remember about you", "Prefers concise answers", "<code>op-2291</code>"],
         id="user",
     ),
     pytest.param(
@@ -356,3 +357,18 @@ def test_activity_can_hide_the_support_staff_member(alice: Client, carol: Client
 def test_activity_shows_only_my_own_memory(bob: Client, carol: Client):
     carol.post("/support/", {"upn": "alice@contoso.com"}, follow=True)
     assert "Nothing recorded yet." in body(bob.get("/activity"))
+
+
+def test_provenance_reads_in_words_with_ids_behind_details(alice: Client):
+    html = alice.get("/memory/user").content.decode()
+    entry = html[html.index('id="entry-1"') :]
+    entry = entry[: entry.index("</li>")]
+    before_details = entry.split('<details class="entry-details">')[0]
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", before_details))
+    assert re.search(r"Added \d+\D+ ago · because: User stated preference", words)
+    assert '<time datetime="2026-10-02T16:40:55+00:00"' in entry  # the exact time
+    details = entry[entry.index("<details") : entry.index("</details>")]
+    assert "<summary>Details</summary>" in details and "<code>op-2291</code>" in details
+    assert "op-2291" not in before_details  # ids only behind Details
+    first = html[html.index('id="entry-0"') :]
+    assert "<code>sess-7f3a</code>" in first[: first.index("</li>")]

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import parse_document, remove_entry, remove_lines
+from memory_ui.memory.documents import entry_label, parse_document, remove_entry, remove_lines
 from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
@@ -100,6 +100,7 @@ def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) 
 class Removal:
     text: str  # the document without the removed part
     removed: str  # what was removed, to show or re-add after a failed Undo
+    label: str  # a few words naming it, for the notice "Deleted “…”. Undo"
 
 
 def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
@@ -107,7 +108,9 @@ def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
     index = data["index"]
     if index >= len(entries):
         return None
-    return Removal(remove_entry(text, index), entries[index].body)
+    entry = entries[index]
+    label = entry_label(entry.reason or entry.body)
+    return Removal(remove_entry(text, index), entry.body, label)
 
 
 def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
@@ -115,7 +118,7 @@ def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
     # Only whole list items as the page showed them; never an arbitrary range of lines.
     for item in parse_document(text).list_items:
         if (item.start_line, item.end_line) == (start, end):
-            return Removal(remove_lines(text, start, end), item.text)
+            return Removal(remove_lines(text, start, end), item.text, entry_label(item.text))
     return None
 
 
@@ -156,7 +159,7 @@ def _delete(
         return memory_page(request, Loaded(target, exc.current), status=400, **shown)
     except CoreAPIError as exc:
         return _action_failed(request, target, exc)
-    return _deleted(request, target, done.before, done.after, removals[0].removed, what, shown)
+    return _deleted(request, target, done.before, done.after, removals[0], what, shown)
 
 
 def _deleted(
@@ -164,17 +167,21 @@ def _deleted(
     target: Target,
     before: Memory,
     after: Memory,
-    removed: str,
+    removal: Removal,
     what: str,
     shown: dict[str, Any],
 ) -> HttpResponse:
-    token = stores.undo_remember(request.session, target, before.content_markdown, after, removed)
+    token = stores.undo_remember(
+        request.session, target, before.content_markdown, after, removal.removed, removal.label
+    )
     if token:
         messages.success(request, f"Deleted the {what}.")
     else:
         messages.success(request, f"Deleted the {what}. This memory is too large to keep for Undo.")
     if request.htmx:
-        return memory_page(request, Loaded(target, after), undo_token=token, **shown)
+        return memory_page(
+            request, Loaded(target, after), undo_token=token, undo_label=removal.label, **shown
+        )
     url = target_url(target)
     return redirect(f"{url}?{urlencode({'undo': token})}" if token else url)
 

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
 from memory_ui.memory.targets import Target
+from memory_ui.web import stores
 from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
@@ -138,6 +139,12 @@ def memory_page(
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
     context = {**memory_context(loaded, **ViewForm.chosen(request.GET)), **extra}
+    undo = request.GET.get("undo", "")
+    if undo and "undo_label" not in extra:
+        # After a delete without JavaScript: the notice names what went, from the session
+        # (never from the URL, which would carry memory content into logs).
+        record = stores.undo_record(request.session, undo, loaded.target)
+        context["undo_label"] = record.label if record else ""
     if request.htmx and request.htmx.target == "show-more" and loaded.error is None:
         return render_fragment(request, "memory_ui/memory.html#parts", context)
     return render_page(request, "memory_ui/memory.html", "content", context, status=status)
