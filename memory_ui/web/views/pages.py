@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.http import HttpResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
@@ -15,7 +18,7 @@ from memory_ui.web import stores
 from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
-from memory_ui.web.links import target_url
+from memory_ui.web.links import target_query, target_url
 from memory_ui.web.parts import parts_html
 
 
@@ -125,8 +128,15 @@ def memory_context(
         else:
             page = context["page"] = prepared.page(number) or prepared.page(1)
             deletable = target.scope != "combined" and loaded.rewritable
+            edit_url = ""
+            if deletable and prepared.document.structured:
+                edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
             context["part_html"] = parts_html(
-                prepared, page, deletable=deletable, memory_url=target_url(target)
+                prepared,
+                page,
+                deletable=deletable,
+                memory_url=target_url(target),
+                edit_url=edit_url,
             )
     return context
 
