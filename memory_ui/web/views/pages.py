@@ -174,4 +174,53 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
             {"error": exc, "title": agent_name, "scope": scope},
             status=exc.portal_status,
         )
+    if scope == "combined":
+        return combined_page(request, target)
     return memory_page(request, memory_load(user_actor(request), target))
+
+
+def _group(loaded: Loaded, heading: str) -> dict[str, object]:
+    """One group of "What it sees": the first page of one memory's parts (bounded like any
+    memory page), each linking to where it lives; a link to its page when there are more."""
+    home = target_url(loaded.target)
+    group: dict[str, object] = {"heading": heading, "loaded": loaded, "home_url": home}
+    prepared = loaded.prepared
+    if prepared is not None and prepared.document.text.strip():
+        page = prepared.page(1)
+        group["page"] = page
+        group["document"] = prepared.document
+        if page is not None:
+            group["part_html"] = parts_html(
+                prepared, page, deletable=False, memory_url=home, linked=True
+            )
+    return group
+
+
+def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
+    """What an agent sees, as the same entry cards as its two memories' own pages: the
+    shared memory's and the agent's, each read on its own (not split out of the combined
+    text), so every entry links to the page where it can be changed."""
+    assert target.agent is not None
+    shared, own = memory_load_many(
+        user_actor(request), [Target("user"), Target("agent", target.agent)]
+    )
+    both = (shared, own)
+    context = {
+        "target": target,
+        "scope": target.scope,
+        "agent": target.agent,
+        "title": target.title,
+        "memory_url": target_url(target),
+        "groups": [
+            _group(shared, "Shared with every agent"),
+            _group(own, f"Only {target.agent.display_name}"),
+        ],
+        "sees_nothing": all(
+            loaded.memory is not None and not loaded.memory.content_markdown.strip()
+            for loaded in both
+        ),
+    }
+    errors = [loaded.error for loaded in both if loaded.error is not None]
+    # One memory failing leaves the other's group on the page (200); both failing is the error.
+    status = max(error.portal_status for error in errors) if len(errors) == 2 else 200
+    return render_page(request, "memory_ui/memory.html", "content", context, status=status)
