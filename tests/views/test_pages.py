@@ -293,7 +293,9 @@ def test_what_it_sees_is_capped_with_a_link_to_each_page(alice: Client, fake: Fa
     fake.put(notes, "travel-planner")
     html = body(alice.get("/memory/agents/travel-planner/combined"))
     assert html.count('class="entry"') == 2 + 50  # the shared two, and one page of the agent's
-    assert "Showing 1\u201350 of 60." in page_text(alice.get("/memory/agents/travel-planner/combined"))
+    assert "Showing 1\u201350 of 60." in page_text(
+        alice.get("/memory/agents/travel-planner/combined")
+    )
     assert 'href="/memory/agents/travel-planner?page=2"' in html
 
 
