@@ -525,6 +525,68 @@ def remove_lines(text: str, start_line: int, end_line: int) -> str:
     return "".join(before + (seam if before else []) + after)
 
 
+class EntryEditError(ValueError):
+    """An edited entry that cannot be written back as one entry."""
+
+
+def replace_entry(text: str, index: int, body: str, reason: str = "") -> str:
+    """The document with entry `index`'s lines replaced by `body` under a rebuilt heading:
+    the same kind and timestamp (as written), `reason` instead of the old one, the
+    provenance line kept. A preamble has no heading, so only its text changes. Every other
+    line stays as it was.
+
+    The new text cannot split into entries of its own or swallow the ones after it: entry
+    headings in it are escaped, a fence it leaves open is closed, and the result must have
+    as many entries as before (else `EntryEditError`)."""
+    document = parse_document(text)
+    if not 0 <= index < len(document.entries):
+        raise OutOfRangeError(
+            f"entry {index} does not exist; the document has {len(document.entries)}"
+        )
+    entry = document.entries[index]
+    lines = document.lines
+    body = neutralise_entry_headings(body.strip())
+    if not body:
+        raise EntryEditError("An entry needs some text; to remove it, use Delete.")
+    fence = outline(_lines(body + "\n")).open_fence
+    if fence:
+        body = f"{body}\n{fence}"
+    block = f"{body}\n"
+    if entry.kind != "preamble":
+        heading = next(h for h in document.outline.headings if h[0] == entry.start_line)
+        stamp = _REASON_SEPARATOR.split(heading[2]["rest"], maxsplit=1)[0].strip()
+        kind = "Imported" if entry.kind == "imported" else "Added"
+        reason = " ".join(without_bidi_controls(reason).split())
+        title = f"## {kind} {stamp}" + (f" \u2014 {reason}" if reason else "")
+        provenance = ""
+        if entry.operation_id or entry.session_id:
+            after_heading = heading[1]
+            while _is_blank(lines[after_heading]):
+                after_heading += 1
+            provenance = lines[after_heading].rstrip("\r\n") + "\n"
+        block = f"{title}\n{provenance}\n{block}"
+    after = lines[entry.end_line :]
+    if after:
+        block += "\n"
+    result = "".join(lines[: entry.start_line]) + block + "".join(after)
+    if len(parse_document(result).entries) != len(document.entries):
+        raise EntryEditError(
+            "This text would change how the memory splits into entries; edit it as markdown."
+        )
+    return result
+
+
+_LABEL_MARKS = re.compile(r"^(?:[#>*+\-\s]|\d{1,9}[.)]\s)+|[*_`]+")
+
+
+def entry_label(text: str, limit: int = 40) -> str:
+    """A few words naming what was deleted, for "Deleted “…”": the entry's reason, or the
+    first line of its text without markdown marks; cut at `limit` characters."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    words = " ".join(_LABEL_MARKS.sub("", without_bidi_controls(first)).split())
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "\u2026"
+
+
 def content_hash(text: str) -> str:
     """SHA-256 of the document, to notice that it changed since the user loaded it."""
     return hashlib.sha256(text.encode()).hexdigest()

@@ -10,7 +10,6 @@ from django import template
 
 from memory_ui.coreapi import Memory
 from memory_ui.memory.operations import Version
-from memory_ui.web import stores
 
 register = template.Library()
 
@@ -43,12 +42,3 @@ def submission_token() -> str:
     """A fresh key for one rendering of a form that adds to memory: the same form sent
     twice (a double click, a reload) adds once (`stores.submission_claim`)."""
     return secrets.token_urlsafe(16)
-
-
-@register.simple_tag(takes_context=True)
-def undo_label(context: template.Context, token: str) -> str:
-    """What the delete behind an Undo token removed, in a few words ("" when unknown)."""
-    request = context.get("request")
-    if request is None or not token:
-        return ""
-    return stores.undo_label(request.session, token)

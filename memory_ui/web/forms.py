@@ -233,6 +233,38 @@ class AppendForm(SubmissionMixin, TargetForm):
         return {"content": self.data.get("content", ""), "reason": self.data.get("reason", "")}
 
 
+class EntryForm(TargetForm):
+    """Which entry of which memory (the one-entry editor's link)."""
+
+    index = forms.IntegerField(min_value=0, max_value=100_000)
+
+
+class EntryEditForm(EntryForm):
+    """One entry's text and reason, and the version the editor was opened on."""
+
+    ACTIONS = ("save", "preview")
+
+    version = VersionField()
+    content = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES, label="Text")
+    reason = forms.CharField(required=False, max_length=MAX_REASON_CHARS, label="Because")
+    action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS], required=False)
+
+    def clean_action(self) -> str:
+        return self.cleaned_data["action"] or "save"
+
+    def clean_reason(self) -> str:
+        # The reason goes into the entry's one-line heading.
+        return " ".join(without_bidi_controls(self.cleaned_data["reason"]).split())
+
+    def typed(self) -> dict[str, str]:
+        """What the user sent, as sent: it goes back to them whatever happens."""
+        return {
+            "draft": self.data.get("content", ""),
+            "reason": self.data.get("reason", ""),
+            "version": self.data.get("version", ""),
+        }
+
+
 class DeleteEntryForm(TargetForm):
     version = VersionField()
     index = forms.IntegerField(min_value=0, max_value=100_000)

@@ -9,3 +9,11 @@ from memory_ui.memory.targets import Target
 def target_url(target: Target, page: str = "memory") -> str:
     name, args = target.route(page)
     return reverse(name, args=args)
+
+
+def target_query(target: Target) -> dict[str, str]:
+    """The hidden `scope`/`agent` fields of the change forms, as a query for their links."""
+    query = {"scope": target.scope}
+    if target.agent_name:
+        query["agent"] = target.agent_name
+    return query

@@ -18,17 +18,33 @@ from memory_ui.memory.paging import Page, Prepared
 
 
 def parts_html(
-    prepared: Prepared, page: Page, *, deletable: bool, memory_url: str
+    prepared: Prepared,
+    page: Page,
+    *,
+    deletable: bool,
+    memory_url: str,
+    edit_url: str = "",
+    linked: bool = False,
 ) -> list[SafeString]:
+    """Each part's <li>; `edit_url` (the one-entry editor with the memory's query, or "")
+    adds an Edit link to each entry, `linked` a link to the entry on `memory_url` (for
+    cards shown away from their memory's page: "What it sees")."""
     minute = int(time.time() // 60)
     rendered = []
     for part in page.parts:
 
         def render(part=part) -> SafeString:
-            context = {"part": part, "deletable": deletable, "memory_url": memory_url}
+            context = {
+                "part": part,
+                "deletable": deletable,
+                "editable": bool(edit_url),
+                "edit_url": edit_url,
+                "memory_url": memory_url,
+                "linked": linked,
+            }
             return render_to_string("memory_ui/components/part.html", context)
 
-        key = ("part", part.position, deletable, memory_url, minute)
+        key = ("part", part.position, deletable, memory_url, edit_url, linked, minute)
         # render_to_string returns a SafeString (the template escaped what it inserted);
         # the memo keeps that object as it is.
         rendered.append(prepared.memo(key, render, replaces=key[:-1]))

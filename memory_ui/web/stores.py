@@ -36,6 +36,7 @@ class UndoRecord:
     before: str  # the document before the delete
     after: Version | None  # Undo applies only while the document is as the delete left it
     removed: str  # what the delete removed, offered as a note when Undo can't apply
+    label: str = ""  # a few words naming it: "Deleted “Upcoming trip”. Undo"
 
 
 def _undo_records(session: SessionBase) -> dict[str, dict[str, Any]]:
@@ -45,7 +46,12 @@ def _undo_records(session: SessionBase) -> dict[str, dict[str, Any]]:
 
 
 def undo_remember(
-    session: SessionBase, target: Target, before: str, after: Memory, removed: str, label: str = ""
+    session: SessionBase,
+    target: Target,
+    before: str,
+    after: Memory,
+    removed: str,
+    label: str = "",
 ) -> str | None:
     """Keep what Undo needs; the token for its form, or None when the document is too big."""
     if len(before.encode()) > UNDO_MAX_BYTES:
@@ -72,13 +78,8 @@ def undo_record(session: SessionBase, token: str, target: Target) -> UndoRecord 
     raw = _undo_records(session).get(token)
     if raw is None or raw["target"] != target.key:
         return None
-    return UndoRecord(raw["target"], raw["before"], Version.parse(raw["after"]), raw["removed"])
-
-
-def undo_label(session: SessionBase, token: str) -> str:
-    """A few words naming what the delete behind `token` removed ("" when unknown), for
-    "Deleted 'Upcoming trip'. Undo"."""
-    return str(_undo_records(session).get(token, {}).get("label", ""))
+    after = Version.parse(raw["after"])
+    return UndoRecord(raw["target"], raw["before"], after, raw["removed"], raw.get("label", ""))
 
 
 def undo_forget(session: SessionBase, token: str) -> None:

@@ -32,6 +32,8 @@ def portal_coreapi(fresh_coreapi):
 
 
 def dashboard_loaded(page: Page) -> None:
+    # Agent cards load a batch at a time as they come into view: bring them into view.
+    page.locator("#agents").scroll_into_view_if_needed()
     expect(page.locator(".memory-card.is-loading")).to_have_count(0)
 
 

@@ -19,7 +19,7 @@ def portal_coreapi(fresh_coreapi):
 def test_edit_with_live_preview(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/user")
-    page.get_by_role("button", name="Edit", exact=True).click()
+    page.get_by_role("button", name="Advanced: edit as markdown").click()
     expect(page.get_by_role("heading", name="Edit your shared memory")).to_be_visible()
     expect(page.locator("#edit-preview")).to_contain_text("Prefers concise answers")
 

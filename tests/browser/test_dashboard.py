@@ -15,7 +15,9 @@ def test_alice_sees_every_agents_memory(page: Page):
     expect(page.get_by_role("heading", name="What agents remember about you")).to_be_visible()
     expect(page.get_by_role("banner")).to_contain_text("alice@contoso.com")
 
-    # Each card loads on its own; wait for all four to finish.
+    # The cards in view load at once; the agents' batch loads when it comes into view.
+    expect(page.locator("#card-user")).to_have_attribute("aria-busy", "false")
+    page.locator("#agents").scroll_into_view_if_needed()
     for card, entries in [
         ("#card-user", "3"),
         ("#card-agent-benefits-assistant", "2"),

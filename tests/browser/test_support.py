@@ -54,6 +54,7 @@ def test_carol_handles_alices_deletion_request(new_page):
 
     alice = new_page()
     sign_in_as(alice, "Alice Example")
+    alice.locator("#agents").scroll_into_view_if_needed()  # agent cards load in view
     expect(alice.locator("#card-agent-travel-planner")).to_contain_text("Nothing remembered yet.")
     expect(alice.locator("#card-agent-benefits-assistant .card-stats")).to_contain_text("Entries2")
     alice.get_by_role("link", name="Activity").click()

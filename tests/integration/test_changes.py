@@ -441,9 +441,10 @@ def test_unlisted_agents_keep_the_draft(alice: Client, agent: Agent, faults: Fau
 
 def test_too_large_draft_is_refused_and_kept(alice: Client, agent: Agent):
     fields = _edit_fields(alice.get("/memory/edit", {"scope": "user"}).content.decode())
-    draft = "é" * 600_000  # 1.2 MB of UTF-8
+    draft = "é" * 600_000  # 1.2 MB of UTF-8, 3.6 MB as CoreAPI's JSON body (\u00e9)
     response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
-    assert response.status_code == 400
+    assert response.status_code == 413  # refused before it is sent: CoreAPI takes 2 MiB
+    assert "larger than CoreAPI accepts in one write" in response.content.decode()
     assert _textarea(response.content.decode(), "content") == draft
     assert "é" not in agent.text()
 
@@ -771,3 +772,69 @@ def test_a_note_sent_twice_without_javascript_is_added_once(alice: Client, agent
     assert again.fields["submission"] != form.fields["submission"]
     alice.post(again.action, {**again.fields, "content": "- Likes rain"})
     assert agent.text().count("- Likes rain") == 2
+
+
+# --- edit one entry --------------------------------------------------------------------
+
+
+def _entry_editor(client: Client, page_url: str, index: int) -> Form:
+    """Follow the entry's Edit link from its memory page, as a browser without JS would."""
+    page = client.get(page_url).content.decode()
+    link = re.search(rf'href="(/memory/entries/edit\?[^"]*index={index})"', page)
+    assert link, "no Edit link for that entry"
+    editor = client.get(_unescape(link[1])).content.decode()
+    form = _form(editor, "/memory/entries/edit", index=str(index))
+    # The form parser reads inputs only; the text is in the textarea.
+    return Form(
+        form.action,
+        form.method,
+        {**form.fields, "content": _unescape(_textarea(editor, "content"))},
+    )
+
+
+def test_edit_one_entry_changes_only_its_lines(alice: Client, agent: Agent):
+    before = agent.text("travel-planner")
+    form = _entry_editor(alice, "/memory/agents/travel-planner", 1)
+    assert form.fields["content"].startswith("- Trip to London")
+    fields = {
+        **form.fields,
+        "content": "- Trip to Oslo, 2-4 February 2027.",
+        "reason": "Trip moved",
+    }
+
+    response = alice.post(form.action, fields)
+
+    assert response.status_code == 302
+    assert response["Location"] == "/memory/agents/travel-planner?entry=1#entry-1"
+    after = agent.text("travel-planner")
+    old, new = parse_document(before).entries, parse_document(after).entries
+    assert len(new) == len(old) and new[0].source == old[0].source
+    assert (new[1].kind, new[1].timestamp, new[1].reason) == (
+        "added",
+        old[1].timestamp,
+        "Trip moved",
+    )
+    assert new[1].body == "- Trip to Oslo, 2-4 February 2027."
+    assert _events("edit") == 1
+    shown = alice.get(response["Location"]).content.decode()
+    assert "Saved the entry." in shown and "because: Trip moved" in shown
+
+
+def test_edit_one_entry_after_an_append_meanwhile_is_a_conflict(alice: Client, agent: Agent):
+    form = _entry_editor(alice, "/memory/user", 1)
+    agent.append("- Has a cat called Miso.")
+    meanwhile = agent.text()
+    fields = {**form.fields, "content": "- Writes in US English."}
+
+    response = alice.post(form.action, fields, **HTMX)
+
+    assert response.status_code == 409
+    assert agent.text() == meanwhile
+    html = response.content.decode()
+    assert _unescape(_textarea(html, "content")) == "- Writes in US English."
+    again = _form(html, "/memory/entries/edit", index="1")
+    kept = {**again.fields, "content": _unescape(_textarea(html, "content"))}
+    assert alice.post(again.action, kept).status_code == 302
+    after = agent.text()
+    assert "- Writes in US English." in after and "Miso" in after
+    assert "British English" not in after

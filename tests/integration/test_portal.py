@@ -88,7 +88,7 @@ def test_user_memory_page_renders_entries_with_provenance(alice: Client):
     html = response.content.decode()
     assert response.status_code == 200
     assert "User stated preference" in html
-    assert "operation op-2291" in html
+    assert "<code>op-2291</code>" in html
     assert "<table>" in html  # the working-hours table, rendered
     assert "hx-disable" in html
 
@@ -115,6 +115,12 @@ def test_combined_view_shows_user_and_agent_memory(alice: Client):
     html = alice.get("/memory/agents/travel-planner/combined").content.decode()
     assert "Prefers concise answers" in html  # user memory
     assert "aisle seats" in html  # travel-planner's own
+    shared = html[
+        html.index(">Shared with every agent</h2>") : html.index(">Only Travel Planner</h2>")
+    ]
+    assert "Prefers concise answers" in shared and "aisle seats" not in shared
+    assert 'href="/memory/user?entry=0#entry-0"' in shared
+    assert 'href="/memory/agents/travel-planner?entry=1#entry-1"' in html
 
 
 def test_agent_the_user_cannot_read_is_404(alice: Client):

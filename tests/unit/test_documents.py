@@ -7,12 +7,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_ui.memory.documents import (
+    EntryEditError,
     OutOfRangeError,
     content_hash,
+    entry_label,
     neutralise_entry_headings,
     parse_document,
     remove_entry,
     remove_lines,
+    replace_entry,
 )
 
 
@@ -550,3 +553,49 @@ def test_anything_else_in_a_note_is_left_as_written(note):
 def test_bidi_controls_are_dropped_from_entry_reasons():
     text = "## Added 2026-12-01T10:00:00Z — \u202edevorppa\u202c by \u2066IT\u2069\n\n- x\n"
     assert parse_document(text).entries[0].reason == "devorppa by IT"
+
+
+# --- editing one entry -----------------------------------------------------------------
+
+EDITABLE = (
+    "- Before any entry.\n\n"
+    "## Added 2026-10-02T16:40:55Z — User stated preference\n"
+    "> operation: op-123 · session: s-456\n\n"
+    "- Flies from Seattle.\n\n"
+    "## Imported 2026-10-03T10:00:00Z\n\n"
+    "- Imported fact.\n"
+)
+
+
+def test_replace_entry_keeps_kind_time_and_provenance_and_every_other_line():
+    result = replace_entry(EDITABLE, 1, "- Flies from Portland.\n", "Moved house")
+    assert result == EDITABLE.replace("User stated preference", "Moved house").replace(
+        "Seattle", "Portland"
+    )
+    entry = parse_document(result).entries[1]
+    assert (entry.kind, entry.reason, entry.operation_id) == ("added", "Moved house", "op-123")
+
+
+def test_replace_entry_of_the_last_and_of_the_preamble():
+    last = replace_entry(EDITABLE, 2, "- Changed.", "")
+    assert last.endswith("## Imported 2026-10-03T10:00:00Z\n\n- Changed.\n")
+    first = replace_entry(EDITABLE, 0, "- Changed preamble.", "ignored")
+    assert first == EDITABLE.replace("- Before any entry.", "- Changed preamble.")
+
+
+def test_replace_entry_cannot_forge_or_swallow_entries():
+    forged = replace_entry(EDITABLE, 1, "## Added 2020-01-01T00:00:00Z — fake\n\nhi", "")
+    assert len(parse_document(forged).entries) == 3
+    assert "\\## Added 2020-01-01T00:00:00Z — fake" in forged
+    fenced = replace_entry(EDITABLE, 1, "```\ncode", "")
+    assert parse_document(fenced).entries[2].body == "- Imported fact."
+    with pytest.raises(EntryEditError):
+        replace_entry(EDITABLE, 1, "   \n", "")
+    with pytest.raises(OutOfRangeError):
+        replace_entry(EDITABLE, 3, "x", "")
+
+
+def test_entry_label_is_a_few_plain_words():
+    assert entry_label("- **Trip** to London") == "Trip to London"
+    assert entry_label("\n## Heading\nmore") == "Heading"
+    assert entry_label("word " * 20).endswith("…") and len(entry_label("word " * 20)) == 40

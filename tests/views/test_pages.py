@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -10,6 +11,7 @@ from django.test import Client
 from tests.fake_coreapi import FakeCoreAPI
 from tests.pages import batched_cards
 from tests.views.helpers import (
+    FAILURES,
     HEADERS,
     HTMX,
     body,
@@ -206,7 +208,7 @@ def test_a_card_of_an_agent_that_is_not_the_users_is_404(alice: Client, fake: Fa
 MEMORY_PAGES = [
     pytest.param(
         "/memory/user",
-        ["What all agents remember about you", "Prefers concise answers", "operation op-2291"],
+        ["What all agents remember about you", "Prefers concise answers", "<code>op-2291</code>"],
         id="user",
     ),
     pytest.param(
@@ -242,11 +244,59 @@ def test_memory_pages_render_the_memory(alice: Client, fake: FakeCoreAPI, url, s
     assert varies_on_htmx(fragment)
 
 
-def test_combined_memory_is_read_as_combined(alice: Client, fake: FakeCoreAPI):
+def test_what_it_sees_reads_the_two_memories_not_the_combined_text(
+    alice: Client, fake: FakeCoreAPI
+):
     alice.get("/memory/agents/travel-planner/combined")
-    (read,) = fake.called("get_memory")
-    assert read.scope == "combined"
-    assert read.agent_object_id == fake.object_id("travel-planner")
+    reads = sorted((read.scope, read.agent_object_id) for read in fake.called("get_memory"))
+    assert reads == [("agent", fake.object_id("travel-planner")), ("user", None)]
+
+
+@pytest.mark.parametrize("mode", HEADERS)
+def test_what_it_sees_groups_entry_cards_that_link_to_where_they_live(alice: Client, mode):
+    response = alice.get("/memory/agents/travel-planner/combined", headers=HEADERS[mode])
+    html = body(response)
+    assert response.status_code == 200 and is_page(response) == (mode == "page")
+    shared = html[
+        html.index(">Shared with every agent</h2>") : html.index(">Only Travel Planner</h2>")
+    ]
+    own = html[html.index(">Only Travel Planner</h2>") :]
+    assert "Prefers concise answers" in shared and "aisle seats" not in shared
+    assert "aisle seats" in own and "Prefers concise answers" not in own
+    assert 'href="/memory/user?entry=1#entry-1"' in shared
+    assert 'href="/memory/agents/travel-planner?entry=0#entry-0"' in own
+    assert "because: Trip preferences" in own and "<summary>Details</summary>" in shared
+    assert "entry-delete" not in html and "/memory/entries/edit" not in html
+
+
+def test_what_it_sees_when_one_memory_fails_shows_the_other(alice: Client, fake: FakeCoreAPI):
+    failure = FAILURES[-1]
+    fail(fake, "get_memory", failure, agent="travel-planner")
+    response = alice.get("/memory/agents/travel-planner/combined")
+    assert response.status_code == 200
+    assert "Prefers concise answers" in body(response)
+    assert failure.message in page_text(response)
+
+
+def test_what_it_sees_of_nothing_is_an_empty_state(alice: Client, fake: FakeCoreAPI):
+    fake.put("")
+    fake.put("", "travel-planner")
+    text = page_text(alice.get("/memory/agents/travel-planner/combined"))
+    assert "This agent sees nothing about you yet." in text
+
+
+def test_what_it_sees_is_capped_with_a_link_to_each_page(alice: Client, fake: FakeCoreAPI):
+    notes = "".join(
+        f"## Added 2026-01-01T00:{minute:02d}:00Z — note {minute}\n\n- Fact {minute}.\n\n"
+        for minute in range(60)
+    )
+    fake.put(notes, "travel-planner")
+    html = body(alice.get("/memory/agents/travel-planner/combined"))
+    assert html.count('class="entry"') == 2 + 50  # the shared two, and one page of the agent's
+    assert "Showing 1\u201350 of 60." in page_text(
+        alice.get("/memory/agents/travel-planner/combined")
+    )
+    assert 'href="/memory/agents/travel-planner?page=2"' in html
 
 
 @pytest.mark.parametrize("mode", HEADERS)
@@ -372,3 +422,18 @@ def test_pages_never_load_the_django_htmx_debug_script(alice: Client, settings):
     html = body(alice.get("/memory/user"))
     assert "htmx-2.min" in html
     assert "django-htmx.js" not in html
+
+
+def test_provenance_reads_in_words_with_ids_behind_details(alice: Client):
+    html = alice.get("/memory/user").content.decode()
+    entry = html[html.index('id="entry-1"') :]
+    entry = entry[: entry.index("</li>")]
+    before_details = entry.split('<details class="entry-details">')[0]
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", before_details))
+    assert re.search(r"Added \d+\D+ ago · because: User stated preference", words)
+    assert '<time datetime="2026-10-02T16:40:55+00:00"' in entry  # the exact time
+    details = entry[entry.index("<details") : entry.index("</details>")]
+    assert "<summary>Details</summary>" in details and "<code>op-2291</code>" in details
+    assert "op-2291" not in before_details  # ids only behind Details
+    first = html[html.index('id="entry-0"') :]
+    assert "<code>sess-7f3a</code>" in first[: first.index("</li>")]

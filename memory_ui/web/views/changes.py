@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import parse_document, remove_entry, remove_lines
+from memory_ui.memory.documents import entry_label, parse_document, remove_entry, remove_lines
 from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
@@ -100,17 +100,7 @@ def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) 
 class Removal:
     text: str  # the document without the removed part
     removed: str  # what was removed, to show or re-add after a failed Undo
-    label: str  # a few words naming it: "Deleted 'Upcoming trip'. Undo"
-
-
-LABEL_CHARS = 60
-
-
-def _label(text: str) -> str:
-    """The first line of `text` with its list or heading marker, shortened."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    line = line.lstrip("#>*-+ ").strip()
-    return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1].rstrip() + "…"
+    label: str  # a few words naming it, for the notice "Deleted “…”. Undo"
 
 
 def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
@@ -119,7 +109,7 @@ def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
     if index >= len(entries):
         return None
     entry = entries[index]
-    label = _label(entry.reason or "") or _label(entry.body)
+    label = entry_label(entry.reason or entry.body)
     return Removal(remove_entry(text, index), entry.body, label)
 
 
@@ -128,7 +118,7 @@ def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
     # Only whole list items as the page showed them; never an arbitrary range of lines.
     for item in parse_document(text).list_items:
         if (item.start_line, item.end_line) == (start, end):
-            return Removal(remove_lines(text, start, end), item.text, _label(item.text))
+            return Removal(remove_lines(text, start, end), item.text, entry_label(item.text))
     return None
 
 
@@ -189,7 +179,9 @@ def _deleted(
     else:
         messages.success(request, f"Deleted the {what}. This memory is too large to keep for Undo.")
     if request.htmx:
-        return memory_page(request, Loaded(target, after), undo_token=token, **shown)
+        return memory_page(
+            request, Loaded(target, after), undo_token=token, undo_label=removal.label, **shown
+        )
     url = target_url(target)
     return redirect(f"{url}?{urlencode({'undo': token})}" if token else url)
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.http import HttpResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
 from memory_ui.memory.targets import Target
+from memory_ui.web import stores
 from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
-from memory_ui.web.links import target_url
+from memory_ui.web.links import target_query, target_url
 from memory_ui.web.parts import parts_html
 
 
@@ -124,8 +128,15 @@ def memory_context(
         else:
             page = context["page"] = prepared.page(number) or prepared.page(1)
             deletable = target.scope != "combined" and loaded.rewritable
+            edit_url = ""
+            if deletable and prepared.document.structured:
+                edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
             context["part_html"] = parts_html(
-                prepared, page, deletable=deletable, memory_url=target_url(target)
+                prepared,
+                page,
+                deletable=deletable,
+                memory_url=target_url(target),
+                edit_url=edit_url,
             )
     return context
 
@@ -138,6 +149,12 @@ def memory_page(
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
     context = {**memory_context(loaded, **ViewForm.chosen(request.GET)), **extra}
+    undo = request.GET.get("undo", "")
+    if undo and "undo_label" not in extra:
+        # After a delete without JavaScript: the notice names what went, from the session
+        # (never from the URL, which would carry memory content into logs).
+        record = stores.undo_record(request.session, undo, loaded.target)
+        context["undo_label"] = record.label if record else ""
     if request.htmx and request.htmx.target == "show-more" and loaded.error is None:
         return render_fragment(request, "memory_ui/memory.html#parts", context)
     return render_page(request, "memory_ui/memory.html", "content", context, status=status)
@@ -157,4 +174,53 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
             {"error": exc, "title": agent_name, "scope": scope},
             status=exc.portal_status,
         )
+    if scope == "combined":
+        return combined_page(request, target)
     return memory_page(request, memory_load(user_actor(request), target))
+
+
+def _group(loaded: Loaded, heading: str) -> dict[str, object]:
+    """One group of "What it sees": the first page of one memory's parts (bounded like any
+    memory page), each linking to where it lives; a link to its page when there are more."""
+    home = target_url(loaded.target)
+    group: dict[str, object] = {"heading": heading, "loaded": loaded, "home_url": home}
+    prepared = loaded.prepared
+    if prepared is not None and prepared.document.text.strip():
+        page = prepared.page(1)
+        group["page"] = page
+        group["document"] = prepared.document
+        if page is not None:
+            group["part_html"] = parts_html(
+                prepared, page, deletable=False, memory_url=home, linked=True
+            )
+    return group
+
+
+def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
+    """What an agent sees, as the same entry cards as its two memories' own pages: the
+    shared memory's and the agent's, each read on its own (not split out of the combined
+    text), so every entry links to the page where it can be changed."""
+    assert target.agent is not None
+    shared, own = memory_load_many(
+        user_actor(request), [Target("user"), Target("agent", target.agent)]
+    )
+    both = (shared, own)
+    context = {
+        "target": target,
+        "scope": target.scope,
+        "agent": target.agent,
+        "title": target.title,
+        "memory_url": target_url(target),
+        "groups": [
+            _group(shared, "Shared with every agent"),
+            _group(own, f"Only {target.agent.display_name}"),
+        ],
+        "sees_nothing": all(
+            loaded.memory is not None and not loaded.memory.content_markdown.strip()
+            for loaded in both
+        ),
+    }
+    errors = [loaded.error for loaded in both if loaded.error is not None]
+    # One memory failing leaves the other's group on the page (200); both failing is the error.
+    status = max(error.portal_status for error in errors) if len(errors) == 2 else 200
+    return render_page(request, "memory_ui/memory.html", "content", context, status=status)

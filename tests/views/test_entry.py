@@ -1,0 +1,169 @@
+"""Editing one entry in place: the Edit link, the form (page and htmx fragment), preview,
+save replacing only that entry's lines, the version check (409, draft kept), refusals."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from memory_ui.models import AuditEvent
+from tests.fake_coreapi import FakeCoreAPI
+from tests.views.helpers import (
+    HEADERS,
+    HTMX,
+    body,
+    each_failure,
+    fail,
+    field_value,
+    is_page,
+    page_text,
+    starts_with,
+    textarea,
+)
+
+USER = {"scope": "user"}
+TRAVEL = {"scope": "agent", "agent": "travel-planner"}
+
+
+def editor(client: Client, target: dict[str, str], index: int, **headers) -> dict[str, str]:
+    html = body(client.get("/memory/entries/edit", {**target, "index": index}, **headers))
+    return {
+        **target,
+        "index": str(index),
+        "version": field_value(html, "version"),
+        "reason": field_value(html, "reason"),
+        "content": textarea(html, "content"),
+    }
+
+
+def test_each_entry_has_an_edit_link_and_the_whole_editor_is_advanced(alice: Client):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    link = "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
+    assert f'href="{link}"' in html and f'hx-get="{link}"' in html
+    assert 'hx-target="#entry-1"' in html
+    assert "Advanced: edit as markdown" in html
+    assert "/memory/entries/edit" not in body(alice.get("/memory/agents/travel-planner/combined"))
+    # A document without dated entries has no entries to edit one by one.
+    assert "/memory/entries/edit" not in body(alice.get("/memory/agents/it-helpdesk"))
+
+
+def test_the_editor_as_a_page_and_as_the_entry_in_place(alice: Client):
+    page = alice.get("/memory/entries/edit", {**TRAVEL, "index": 1})
+    assert page.status_code == 200 and is_page(page)
+    assert textarea(body(page), "content") == "- Trip to London, 14-18 December 2026."
+    assert field_value(body(page), "reason") == "Upcoming trip"
+    fragment = alice.get("/memory/entries/edit", {**TRAVEL, "index": 1}, headers=HTMX)
+    assert starts_with(fragment, '<li class="entry entry-editing" id="entry-1">')
+    assert 'name="csrfmiddlewaretoken"' in body(fragment)
+    assert 'hx-post="/memory/edit/preview"' in body(fragment)  # the live preview
+
+
+def test_save_replaces_only_that_entry(alice: Client, fake: FakeCoreAPI):
+    before = fake.text("travel-planner")
+    fields = editor(alice, TRAVEL, 1)
+    response = alice.post(
+        "/memory/entries/edit",
+        {**fields, "content": "- Trip to Paris, 3-5 March 2027.", "reason": "Trip   moved"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/memory/agents/travel-planner?entry=1#entry-1"
+    after = fake.text("travel-planner")
+    assert after == before.replace("Upcoming trip", "Trip moved").replace(
+        "- Trip to London, 14-18 December 2026.", "- Trip to Paris, 3-5 March 2027."
+    )
+    assert "## Added 2026-11-25T18:45:30Z — Trip moved" in after  # kind and time kept
+    assert list(AuditEvent.objects.values_list("action", flat=True)) == ["edit"]
+    assert "Saved the entry." in page_text(alice.get(response["Location"]))
+
+
+def test_save_keeps_the_provenance_line(alice: Client, fake: FakeCoreAPI):
+    fields = editor(alice, USER, 1, headers=HTMX)
+    response = alice.post(
+        "/memory/entries/edit", {**fields, "content": "- Writes in US English."}, headers=HTMX
+    )
+    assert response.status_code == 200 and response["HX-Redirect"] == "/memory/user?entry=1#entry-1"
+    assert "— User stated preference\n> operation: op-2291\n\n- Writes in US English.\n" in (
+        fake.text()
+    )
+
+
+def test_preview_button_renders_the_draft_and_saves_nothing(alice: Client, fake: FakeCoreAPI):
+    fields = editor(alice, TRAVEL, 0)
+    response = alice.post(
+        "/memory/entries/edit",
+        {**fields, "content": "**Window** seats <script>x</script>", "action": "preview"},
+    )
+    html = body(response)
+    assert response.status_code == 200
+    assert "<strong>Window</strong>" in html and "<script>x" not in html
+    assert textarea(html, "content") == "**Window** seats <script>x</script>"
+    assert fake.writes() == []
+
+
+def test_a_conflict_keeps_the_draft_and_shows_the_entry_now(alice: Client, fake: FakeCoreAPI):
+    fields = editor(alice, TRAVEL, 0)
+    fake.put(fake.text("travel-planner").replace("aisle seats", "window seats"), "travel-planner")
+    meanwhile = fake.text("travel-planner")
+    draft = {**fields, "content": "- Prefers trains.", "reason": "Greener"}
+    response = alice.post("/memory/entries/edit", draft, headers=HTMX)
+    html = body(response)
+    assert response.status_code == 409
+    assert fake.text("travel-planner") == meanwhile
+    assert textarea(html, "content") == "- Prefers trains." and 'value="Greener"' in html
+    assert "changed while you were editing" in page_text(response) and "window seats" in html
+    # Saving again, from the version the conflict showed, replaces the entry as it is now.
+    again = alice.post("/memory/entries/edit", {**draft, "version": field_value(html, "version")})
+    assert again.status_code == 302
+    assert "- Prefers trains." in fake.text("travel-planner")
+    assert "window seats" not in fake.text("travel-planner")
+
+
+def test_empty_text_or_a_forged_entry_is_refused_with_the_draft_kept(
+    alice: Client, fake: FakeCoreAPI
+):
+    fields = editor(alice, USER, 0)
+    empty = alice.post("/memory/entries/edit", {**fields, "content": "  ", "reason": "kept"})
+    assert empty.status_code == 400 and "use Delete" in page_text(empty)
+    assert 'value="kept"' in body(empty)
+    assert fake.writes() == []
+
+
+def test_an_entry_that_does_not_exist(alice: Client, fake: FakeCoreAPI):
+    response = alice.get("/memory/entries/edit", {**TRAVEL, "index": 7})
+    assert response.status_code == 404 and "not there any more" in page_text(response)
+
+
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [({"scope": "combined"}, 400), ({"scope": "agent", "agent": "no-such-agent"}, 404)],
+    ids=["combined", "unknown-agent"],
+)
+def test_not_offered_for_combined_or_someone_elses_memory(alice: Client, fake, target, status):
+    assert alice.get("/memory/entries/edit", {**target, "index": 0}).status_code == status
+    posted = {**target, "index": 0, "version": "x", "content": "x"}
+    assert alice.post("/memory/entries/edit", posted).status_code == status
+    assert fake.writes() == []
+
+
+def test_a_failed_save_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subtests):
+    fields = {**editor(alice, TRAVEL, 0), "content": "- Draft kept.", "reason": "Mine"}
+    before = fake.text("travel-planner")
+    methods = ["get_memory", "import_memory", "list_agents"]
+    for failure, method, mode in each_failure(methods, ["page", "htmx"]):
+        with subtests.test(failure.name, method=method, mode=mode):
+            fail(fake, method, failure)
+            response = alice.post("/memory/entries/edit", fields, headers=HEADERS[mode])
+            assert response.status_code == failure.portal_status
+            assert f"Nothing was saved. {failure.message}" in page_text(response)
+            assert textarea(body(response), "content") == "- Draft kept."
+            assert 'value="Mine"' in body(response)
+            assert is_page(response) == (mode == "page")
+            assert fake.text("travel-planner") == before
+
+
+def test_a_too_large_memory_offers_no_entry_editing(alice: Client, fake: FakeCoreAPI, settings):
+    settings.COREAPI_MAX_BODY_BYTES = 1500
+    fake.put("## Added 2026-01-01T00:00:00Z — big\n\n" + "x" * 2000 + "\n", "travel-planner")
+    assert "/memory/entries/edit" not in body(alice.get("/memory/agents/travel-planner"))
+    response = alice.get("/memory/entries/edit", {**TRAVEL, "index": 0})
+    assert response.status_code == 413 and "too large" in page_text(response)
