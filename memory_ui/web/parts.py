@@ -1,4 +1,5 @@
-"""The parts of a memory page as HTML, each rendered once per document version and reused.
+"""Pieces of pages rendered once and reused: the parts of a memory page (once per document
+version) and the dashboard's batches of agent cards still to load (once per process).
 
 A part's HTML depends on the document (cached by its hash: `memory_ui.memory.paging`), on
 whether it can be deleted here, and on the time: "3 days ago". It is kept with the parsed
@@ -9,11 +10,13 @@ carries the CSRF token and version (memory.html).
 
 from __future__ import annotations
 
+import functools
 import time
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from memory_ui.coreapi import Agent
 from memory_ui.memory.paging import Page, Prepared
 
 
@@ -49,3 +52,18 @@ def parts_html(
         # the memo keeps that object as it is.
         rendered.append(prepared.memo(key, render, replaces=key[:-1]))
     return rendered
+
+
+@functools.lru_cache(maxsize=512)
+def _card_batch(batch: tuple[Agent, ...]) -> SafeString:
+    return render_to_string("memory_ui/components/card_batch.html", {"batch": batch})
+
+
+def card_batches(agents: list[Agent], per_batch: int) -> list[SafeString]:
+    """The dashboard's agent cards still to load, `per_batch` to a request, each batch
+    rendered once per process for the same agents (a hundred placeholders and their links
+    cost more than the rest of the dashboard)."""
+    return [
+        _card_batch(tuple(agents[start : start + per_batch]))
+        for start in range(0, len(agents), per_batch)
+    ]

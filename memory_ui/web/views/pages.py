@@ -19,7 +19,7 @@ from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_query, target_url
-from memory_ui.web.parts import parts_html
+from memory_ui.web.parts import card_batches, parts_html
 
 
 @require_GET
@@ -33,15 +33,13 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     except CoreAPIError as exc:
         agents, error = [], exc
     listed = listing.chosen(agents)
-    per_batch = settings.PORTAL_COREAPI_FAN_OUT
-    batches = [listed[start : start + per_batch] for start in range(0, len(listed), per_batch)]
     return render_page(
         request,
         "memory_ui/dashboard.html",
         "agents",
         {
             "agents": agents,
-            "batches": batches,
+            "batch_html": card_batches(listed, settings.PORTAL_COREAPI_FAN_OUT),
             "listed": len(listed),
             "listing": listing,
             "agents_error": error,
