@@ -44,7 +44,7 @@ def test_alice_reads_her_memory(page: Page):
 
     page.goto("/memory/user")
     check_accessibility(page, "shared memory")
-    page.get_by_role("button", name="Markdown").click()
+    page.get_by_role("button", name="Markdown", exact=True).click()
     expect(page.locator("pre.raw-markdown")).to_be_visible()
     check_accessibility(page, "shared memory as markdown")
 
@@ -254,7 +254,7 @@ def test_keyboard_buttons_and_toasts(page: Page):
     # A success message goes away by itself; its close button works before that.
     expect(toast).to_have_count(0, timeout=15_000)
 
-    page.get_by_role("button", name="Edit", exact=True).press("Enter")
+    page.get_by_role("button", name="Advanced: edit as markdown").press("Enter")
     expect(page).to_have_url(re.compile(r"/memory/edit"))
     expect(page.locator("#edit-progress")).to_be_hidden()
     # A link reached with Tab shows a solid ring, not Pico's faint halo.

@@ -42,7 +42,7 @@ def test_alice_sees_every_agents_memory(page: Page):
 def test_raw_toggle_and_combined_view(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/agents/travel-planner")
-    page.get_by_role("button", name="Markdown").click()
+    page.get_by_role("button", name="Markdown", exact=True).click()
     expect(page.locator("pre.raw-markdown")).to_contain_text(
         "## Added 2026-09-30T12:00:00Z — Trip preferences"
     )
