@@ -250,10 +250,9 @@ class _PreparedCache:
         key = content_hash(text)
         now = time.monotonic()
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries[key] = (now, found[1])
-                self._entries.move_to_end(key)
+            found = self._entries.pop(key, None)
+            if found is not None and now - found[0] <= settings.PORTAL_RENDER_CACHE_SECONDS:
+                self._entries[key] = (now, found[1])  # now the most recently used
                 return found[1]
         prepared = Prepared(text)  # outside the lock: another thread may do the same
         with self._lock:
