@@ -264,10 +264,6 @@ _LIST_MARKER = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?=[ \t\r\n]|$)")
 _BLOCK_HEADS = frozenset("#>`~")
 
 
-def _may_start_item(head: str) -> bool:
-    return head in "-+*" or head.isdigit()
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
@@ -317,11 +313,15 @@ def outline(lines: list[str]) -> Outline:
     paragraph_start = -1  # where that top-level paragraph started
     empty_item = False  # the open item's first line has only its marker
     blank_before = True
+    add_item, add_block = items.append, blocks.append
     for number, line in enumerate(lines):
-        blank = _is_blank(line)
+        stripped = line.lstrip(" ")
+        blank = not stripped.strip()
+        indent = len(line) - len(stripped)
         # The first character after the indent decides which rules could apply: checking
-        # it first keeps a megabyte of one-character lines well under a second.
-        head = line.lstrip(" ")[:1]
+        # it first (and only then a pattern) keeps a megabyte of one-character lines, half
+        # a million of them, within a second.
+        head = stripped[:1]
         if fence is not None and item_indent is None:
             opening = _FENCE.match(line) if head == fence[0] else None
             if opening and opening[1][0] == fence[0] and len(opening[1]) >= fence[1]:
@@ -332,20 +332,20 @@ def outline(lines: list[str]) -> Outline:
         if item_indent is not None:
             if blank and empty_item:  # an item starting with a blank line is empty
                 item_indent = None
-            elif blank or _indent(line) >= item_indent:
+            elif blank or indent >= item_indent:
                 empty_item = False
                 paragraph = paragraph and not blank
                 blank_before = blank
                 continue
         if item_indent is not None:
-            if paragraph and head not in _BLOCK_HEADS and not _may_start_item(head):
+            if paragraph and head not in _BLOCK_HEADS and not (head in "-+*" or head.isdigit()):
                 continue  # lazy paragraph text
             item_indent, paragraph = None, False
         if blank:
             paragraph, blank_before = False, True
             continue
         if blank_before:
-            blocks.append(number)
+            add_block(number)
         after_blank, blank_before = blank_before, False
         content = _atx_content(line) if head == "#" else None
         if content is not None:
@@ -365,18 +365,18 @@ def outline(lines: list[str]) -> Outline:
         if opening and not (opening[1][0] == "`" and "`" in line[opening.end() :]):
             fence, paragraph = (opening[1][0], len(opening[1])), False
             continue
-        if head in "-*_" and _THEMATIC_BREAK.fullmatch(line):
+        if head in "-*_" and stripped.count(head) >= 3 and _THEMATIC_BREAK.fullmatch(line):
             paragraph = False
             continue
-        item = _list_item(line) if _may_start_item(head) else None
+        item = _list_item(line) if head in "-+*" or head.isdigit() else None
         if item is not None:
-            items.append(number)
+            add_item(number)
             if not after_blank:
-                blocks.append(number)
+                add_block(number)
             item_indent, empty_item = item
             paragraph = not empty_item
             continue
-        if not paragraph and _indent(line) < 4 and head not in _BLOCK_HEADS:
+        if not paragraph and indent < 4 and head not in _BLOCK_HEADS:
             paragraph, paragraph_start = True, number
     open_fence = fence[0] * fence[1] if fence and item_indent is None else ""
     return Outline(headings, items, blocks, open_fence)
@@ -405,7 +405,6 @@ def parse_document(text: str) -> Document:
     quote or a list never does.
     """
     lines = _lines(text)
-    headings = outline(lines).headings
     found = outline(lines)
     headings = found.headings
     if not headings:

@@ -92,7 +92,9 @@ def first_error(form: forms.Form) -> str:
 class TargetForm(forms.Form):
     """Which memory: the user's own (`scope=user`) or one of their agents' (`scope=agent`)."""
 
-    scope = forms.ChoiceField(choices=[("user", "Your memory"), ("agent", "An agent's memory")])
+    scope = forms.ChoiceField(
+        choices=[("user", "Shared with every agent"), ("agent", "An agent's memory")]
+    )
     agent = forms.CharField(required=False, max_length=100)
 
     def clean_agent(self) -> str:

@@ -28,7 +28,7 @@ from memory_ui.memory.operations import (
     Version,
     memory_load_many,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 from memory_ui.web import forms, stores
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
@@ -51,7 +51,7 @@ class PlanRow:
 
     @property
     def label(self) -> str:
-        return self.now.target.label if self.now else self.file.agent_name or "Your memory"
+        return self.now.target.label if self.now else self.file.agent_name or USER_MEMORY_LABEL
 
     @property
     def current(self):
