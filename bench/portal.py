@@ -671,7 +671,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30, help="samples per latency figure")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput figure")
-    parser.add_argument("--hostile-bytes", type=int, default=400 * 1024)
+    parser.add_argument("--hostile-bytes", type=int, default=MiB, help="the upload limit")
     parser.add_argument("--upload-limit", type=int, default=MiB)
     parser.add_argument("--portal-dir", type=Path, default=REPO)
     parser.add_argument("--only", default=",".join(FIGURES), help=f"some of {','.join(FIGURES)}")
