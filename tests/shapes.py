@@ -31,7 +31,7 @@ HOSTILE_SHAPES: dict[str, Callable[[int], str]] = {
     "link openers [": lambda n: "[" * n,
     "emphasis *a": lambda n: "*a" * (n // 2),
     "nested quotes >": lambda n: ">" * min(n, 100_000) + " x\n",
-    "nested lists": lambda n: "".join("  " * i + "- x\n" for i in range(min(n // 400, 3000))),
+    "nested lists": lambda n: "".join("  " * i + "- x\n" for i in range(3000))[:n],
     "backticks": lambda n: "`a" * (n // 2),
     "table columns": lambda n: ("|a" * 2000 + "|\n" + "|-" * 2000 + "|\n") * (n // 8000),
     "entry headings": lambda n: "## Added 2026-01-01T00:00:00Z\n\n" * (n // 32),
