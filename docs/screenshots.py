@@ -21,12 +21,11 @@ from pathlib import Path
 from playwright.sync_api import Page, expect, sync_playwright
 
 DOCS = Path(__file__).resolve().parent
-sys.path.insert(0, str(DOCS.parent / "bench"))
-
-from _stack import start_devstack, start_portal  # noqa: E402
+sys.path.insert(0, str(DOCS.parent))
 
 from devstack.config import fixtures  # noqa: E402
 from devstack.coreapi.faults import Faults  # noqa: E402
+from tests.stack import start_devstack, start_portal  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -49,7 +48,10 @@ def sign_in(page: Page, url: str, name: str) -> None:
     page.goto(f"{url}/")
     page.get_by_role("button", name=name).click()
     page.wait_for_url(f"{url}/")
+    # Agent cards load a batch at a time as they come into view: bring them into view.
+    page.locator("#agents").scroll_into_view_if_needed()
     expect(page.locator(".memory-card.is-loading")).to_have_count(0)
+    page.evaluate("window.scrollTo(0, 0)")
 
 
 def take(url: str) -> None:
