@@ -16,7 +16,8 @@ Every number can be changed from the environment (README.md, Running in producti
 - no control socket: gunicorn 27's default path (~/.gunicorn/gunicorn.ctl) collides
   between two instances on one host and cannot be created on a read-only filesystem;
 - one JSON line per log record and per request (portal/logs.py): method, path (the query
-  string too, except on /auth/callback, whose code and client_info are credentials),
+  string too, except on /auth/callback, whose code and client_info are credentials, and
+  /search, whose words may quote someone's memory),
   status, bytes, time, the request id the portal sent back, and the client's IP as the
   proxy reported it in X-Forwarded-For.
 """
@@ -94,7 +95,7 @@ class JsonLogger(glogging.Logger):
             return
         path = environ.get("PATH_INFO", "")
         query = environ.get("QUERY_STRING", "")
-        if query and not path.startswith("/auth/callback"):
+        if query and not path.startswith(_UNLOGGED_QUERIES):
             path = f"{path}?{query}"
         headers = resp.headers.items() if hasattr(resp.headers, "items") else resp.headers
         request_id = next((v for k, v in headers if k.lower() == "x-request-id"), "")
@@ -121,6 +122,11 @@ class JsonLogger(glogging.Logger):
 
 
 logger_class = JsonLogger
+
+
+# Query strings not logged: the sign-in callback's code and client_info are credentials,
+# and a search's words may quote someone's memory.
+_UNLOGGED_QUERIES = ("/auth/callback", "/search")
 
 
 def _return_freed_memory() -> None:
