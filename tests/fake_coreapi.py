@@ -30,6 +30,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
+
 from devstack.coreapi import formats
 from memory_ui.coreapi import (
     Agent,
@@ -39,6 +41,7 @@ from memory_ui.coreapi import (
     CoreAPIPreconditionFailed,
     Memory,
 )
+from memory_ui.coreapi.client import encoded_body
 
 INSTANCE_ID = "00000000-0000-0000-0000-000000000000"
 AGENT_PREFIX = f"/instances/{INSTANCE_ID}/providers/FoundationaLLM.Agent/agents/"
@@ -308,6 +311,12 @@ class FakeCoreAPI:
         _check_content(content_markdown)
         if mode not in ("append", "replace"):
             raise ValueError(f"mode must be append or replace, got {mode!r}")
+        # What the real client refuses before sending, refused here too (not recorded).
+        fields = {"scope": scope, "agent_object_id": agent_object_id, "mode": mode}
+        fields = {name: value for name, value in fields.items() if value is not None}
+        encoded_body(
+            {**fields, "content_markdown": content_markdown}, settings.COREAPI_MAX_BODY_BYTES
+        )
         self._record("import_memory", auth, scope, agent_object_id)
         with self._lock:
             key = self._key(scope, agent_object_id)

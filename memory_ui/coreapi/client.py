@@ -165,6 +165,17 @@ def _decode_markdown(response: requests.Response, correlation_id: str) -> str:
         raise _unexpected(response.status_code, correlation_id) from exc
 
 
+def encoded_body(fields: dict[str, object], max_bytes: int, correlation_id: str = "") -> bytes:
+    """A request body as requests would encode json=, measured before anything is sent:
+    CoreAPIRequestTooLarge (nothing sent) when it is over what CoreAPI takes."""
+    body = json.dumps(fields, allow_nan=False).encode()
+    if len(body) > max_bytes:
+        raise CoreAPIRequestTooLarge(
+            FIXED_MESSAGES[413], detail=f"{len(body)} bytes", correlation_id=correlation_id
+        )
+    return body
+
+
 def _entity_tag(etag: str) -> str:
     if not ETAG.fullmatch(etag):
         raise ValueError("if_match must be a quoted entity tag from Memory.etag")
@@ -364,12 +375,7 @@ class CoreAPIClient:
             headers["If-Match"] = _entity_tag(if_match)
         body = None
         if json_body is not None:
-            # As requests would encode json=, but measured before anything is sent.
-            body = json.dumps(json_body, allow_nan=False).encode()
-            if len(body) > self._max_body_bytes:
-                raise CoreAPIRequestTooLarge(
-                    FIXED_MESSAGES[413], detail=f"{len(body)} bytes", correlation_id=correlation_id
-                )
+            body = encoded_body(json_body, self._max_body_bytes, correlation_id)
             headers["Content-Type"] = "application/json"
         retries = self._get_retries if method == "GET" else 0
         attempt = 1

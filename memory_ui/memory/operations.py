@@ -29,12 +29,10 @@ from memory_ui.coreapi import (
     CoreAPIError,
     CoreAPIOutcomeUnknown,
     CoreAPIPreconditionFailed,
-    CoreAPIRequestTooLarge,
     CoreAPIUnavailable,
     Memory,
 )
 from memory_ui.coreapi import client as coreapi
-from memory_ui.coreapi.errors import FIXED_MESSAGES
 from memory_ui.identity import Identity
 from memory_ui.memory.documents import (
     Document,
@@ -345,8 +343,6 @@ def _replace(actor: Actor, target: Target, text: str, current: Memory, action: s
 
     def send(client: coreapi.CoreAPIClient) -> Memory:
         where = {"agent_object_id": target.agent_object_id, "if_match": current.etag}
-        if not fits_one_write(text):  # CoreAPI would refuse it: not worth sending
-            raise CoreAPIRequestTooLarge(FIXED_MESSAGES[413])
         if not text.strip():
             return client.clear_memory(actor.auth, target.scope, **where)
         return client.import_memory(actor.auth, target.scope, text, mode="replace", **where)

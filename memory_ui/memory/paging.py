@@ -112,8 +112,8 @@ def shown_markdown(text: str, limit: int = PART_CHARS) -> str:
 class Prepared:
     """A parsed document and its parts rendered so far; shared by a worker's threads."""
 
-    def __init__(self, text: str) -> None:
-        self.sha256 = content_hash(text)
+    def __init__(self, text: str, sha256: str = "") -> None:
+        self.sha256 = sha256 or content_hash(text)
         self.document: Document = parse_document(text)
         lines = self.document.lines
         self._offsets = array("l", accumulate(map(len, lines), initial=0))
@@ -254,7 +254,7 @@ class _PreparedCache:
             if found is not None and now - found[0] <= settings.PORTAL_RENDER_CACHE_SECONDS:
                 self._entries[key] = (now, found[1])  # now the most recently used
                 return found[1]
-        prepared = Prepared(text)  # outside the lock: another thread may do the same
+        prepared = Prepared(text, key)  # outside the lock: another thread may do the same
         with self._lock:
             self._entries[key] = (now, prepared)
             self._evict(now)

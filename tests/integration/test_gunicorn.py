@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,15 +17,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.stack import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ["deploy/entrypoint.sh"]
 DRAIN_SECONDS = 2
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def status(url: str) -> int | None:
