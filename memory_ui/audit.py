@@ -13,8 +13,8 @@ from django.core.cache import cache
 
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.identity import Identity
-from memory_ui.memory.documents import without_bidi_controls
 from memory_ui.models import AuditEvent
+from memory_ui.text import without_bidi_controls
 
 logger = logging.getLogger(__name__)
 

@@ -28,6 +28,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from memory_ui.text import without_bidi_controls
+
 # --- Rendering ---------------------------------------------------------------------------
 
 
@@ -186,16 +188,6 @@ def _lines(text: str) -> list[str]:
 
 def _is_blank(line: str) -> bool:
     return not line.strip()
-
-
-# Bidirectional controls (embeddings, overrides, isolates, marks) reorder the text around
-# them: in a one-line reason they can make "approved" read as something else.
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def without_bidi_controls(text: str) -> str:
-    """One line of text people or agents wrote, as it is stored, without reordering."""
-    return _BIDI_CONTROLS.sub("", text)
 
 
 def _parse_timestamp(raw: str) -> datetime | None:

@@ -22,9 +22,10 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
 
 from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.documents import Document, without_bidi_controls
+from memory_ui.memory.documents import Document
 from memory_ui.memory.operations import Actor, Loaded, memory_load_many
 from memory_ui.memory.targets import Target
+from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.
 EXCERPT_CONTEXT = 80
