@@ -7,8 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.utils.safestring import SafeString
 
-from memory_ui.memory import documents
-from memory_ui.memory.documents import render_markdown
+from memory_ui.memory.documents import render, render_markdown
 from memory_ui.templatetags.memory_markdown import render_markdown as render_markdown_filter
 
 ALLOWED_TAGS = {
@@ -300,8 +299,8 @@ def test_sanitizer_holds_without_markdown_it_safeguards(
 ) -> None:
     # Defence in depth: with raw HTML on and link validation off in markdown-it, the nh3
     # allow-list alone must still make every sample inert.
-    monkeypatch.setitem(documents._MARKDOWN.options, "html", True)
-    monkeypatch.setattr(documents._MARKDOWN, "validateLink", lambda url: True)
+    monkeypatch.setitem(render._MARKDOWN.options, "html", True)
+    monkeypatch.setattr(render._MARKDOWN, "validateLink", lambda url: True)
 
     html = render_markdown(markdown)
 

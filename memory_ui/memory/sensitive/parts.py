@@ -26,7 +26,7 @@ class Part:
 
 
 def line_starts(text: str) -> list[int]:
-    # The same line breaks as documents.py: "\n", "\r\n" or "\r".
+    # The same line breaks as documents.outline.split_lines: "\n", "\r\n" or "\r".
     starts = [0]
     for newline in re.finditer(r"\r\n|\r|\n", text):
         starts.append(newline.end())

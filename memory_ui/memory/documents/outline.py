@@ -1,0 +1,277 @@
+"""The outline scanner: where a document's top-level blocks start, in one linear pass.
+
+markdown-it's own parse takes seconds on some hostile megabyte documents (many table
+columns, long runs of "-" lines), so `outline` follows only the CommonMark rules that
+decide where the documents agents write split into entries, list items and blocks. Each
+line goes through the rules below in this order; the first that takes the line ends its
+turn (the order matters: a thematic break "- - -" is not a list item, an underline "---"
+after one paragraph line makes it a heading):
+
+| rule (function)      | CommonMark (0.31) | what it does with the line                            |
+|----------------------|-------------------|-------------------------------------------------------|
+| `_in_fence`          | 4.5 fenced code   | inside an open fence only its closing fence counts    |
+| `_in_item`           | 5.2 list items    | blank, or indented to the open item's content: in it  |
+| `_lazy_line`         | 5.2 laziness      | paragraph text after an item's paragraph stays in it  |
+| `_blank`             | 4.9 blank lines   | ends a paragraph; the next line starts a block        |
+| `_atx_heading`       | 4.2 ATX headings  | "## Added …" at 0-3 spaces is an entry heading        |
+| `_setext_heading`    | 4.3 setext        | "---" under a one-line paragraph "Added …" is one too |
+| `_fence_opening`     | 4.5 fenced code   | "```" or "~~~" (no backtick in a backtick info string)|
+| `_thematic_break`    | 4.1 breaks        | three or more of one of "-*_" alone on the line       |
+| `_list_item_start`   | 5.2 list items    | a top-level item; its content column is remembered    |
+| `_paragraph`         | 4.8 paragraphs    | other text at 0-3 spaces starts a paragraph           |
+
+Blockquote (5.1) and indented-code (4.4) lines never start with "##" at 0-3 spaces, so
+they need no rule. A line meets only the rules its first character after the indent
+(`head`) allows (`_RULES_BY_HEAD`), and a pattern only after that: a megabyte of
+one-character lines, half a million of them, takes about a second of CPU (one call per
+rule costs about twice the single loop this replaced; tests/unit/test_paging.py bounds a
+whole page of such a document at two seconds).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+# An entry heading's text: `parse.py` reads its kind, timestamp and reason.
+ENTRY_HEADING = re.compile(r"(?P<kind>Added|Imported)\s+(?P<rest>\d.*)", re.IGNORECASE)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ATX_H2 = re.compile(r" {0,3}##(?![^ \t\r\n])")
+_SETEXT_H2 = re.compile(r" {0,3}-+[ \t]*(?:\r\n|\r|\n)?")
+_THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*(?:\r\n|\r|\n)?")
+_LIST_MARKER = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?=[ \t\r\n]|$)")
+# First characters of lines that start a block of their own (heading, quote, fence).
+_BLOCK_HEADS = frozenset("#>`~")
+
+
+def split_lines(text: str) -> list[str]:
+    """The document's lines with their line ends ("\\n", "\\r\\n" or "\\r")."""
+    return _LINE.findall(text)
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """Where a document's top-level blocks start, found in one linear pass over its lines."""
+
+    headings: list[tuple[int, int, re.Match[str]]]  # entry headings: (start, end, match)
+    # Arrays, not lists: a hostile megabyte can hold half a million one-line items.
+    items: array[int]  # lines where a top-level list item starts
+    blocks: array[int]  # lines where a top-level block starts (after a blank line, or an item)
+    open_fence: str  # the fence ("```", "~~~~", …) left open at the end, or ""
+
+
+class _Line(NamedTuple):
+    number: int
+    text: str
+    stripped: str  # without its leading spaces
+    indent: int
+    head: str  # the first character after the indent, or ""
+    blank: bool
+
+
+@dataclass(slots=True)
+class _State:
+    """What the rules remember from the lines before."""
+
+    lines: list[str]
+    headings: list[tuple[int, int, re.Match[str]]] = field(default_factory=list)
+    items: array[int] = field(default_factory=lambda: array("l"))
+    blocks: array[int] = field(default_factory=lambda: array("l"))
+    fence: tuple[str, int] | None = None  # the open fence's character and length
+    item_indent: int | None = None  # content column of the open top-level list item
+    empty_item: bool = False  # the open item's first line has only its marker
+    paragraph: bool = False  # the previous line was paragraph text (setext and lazy lines)
+    paragraph_start: int = -1  # where that top-level paragraph started
+    blank_before: bool = True  # the previous line was blank (or there was none)
+    after_blank: bool = False  # this line starts a block after a blank line
+
+
+def _in_fence(state: _State, line: _Line) -> bool:
+    if state.fence is None or state.item_indent is not None:
+        return False
+    char, length = state.fence
+    closing = _FENCE.match(line.text) if line.head == char else None
+    if closing and closing[1][0] == char and len(closing[1]) >= length:
+        if not line.text[closing.end() :].strip():
+            state.fence = None
+    state.blank_before = line.blank
+    return True
+
+
+def _in_item(state: _State, line: _Line) -> bool:
+    if state.item_indent is None:
+        return False
+    if line.blank and state.empty_item:
+        state.item_indent = None  # an item starting with a blank line is empty
+        return False
+    if line.blank or line.indent >= state.item_indent:
+        state.empty_item = False
+        state.paragraph = state.paragraph and not line.blank
+        state.blank_before = line.blank
+        return True
+    return False
+
+
+def _lazy_line(state: _State, line: _Line) -> bool:
+    """Any other line ends the open item, unless it continues the item's paragraph."""
+    if state.item_indent is None:
+        return False
+    head = line.head
+    if state.paragraph and head not in _BLOCK_HEADS and not (head in "-+*" or head.isdigit()):
+        return True
+    state.item_indent, state.paragraph = None, False
+    return False
+
+
+def _blank(state: _State, line: _Line) -> bool:
+    if not line.blank:
+        return False
+    state.paragraph, state.blank_before = False, True
+    return True
+
+
+def _block_start(state: _State, line: _Line) -> None:
+    """A line that no rule above took starts a block when a blank line came before it."""
+    if state.blank_before:
+        state.blocks.append(line.number)
+    state.after_blank, state.blank_before = state.blank_before, False
+
+
+def _atx_heading(state: _State, line: _Line) -> bool:
+    content = _atx_content(line.text) if line.head == "#" else None
+    if content is None:
+        return False
+    match = ENTRY_HEADING.fullmatch(content)
+    if match:
+        state.headings.append((line.number, line.number + 1, match))
+    state.paragraph = False
+    return True
+
+
+def _atx_content(line: str) -> str | None:
+    """The text of an ATX level-2 heading line (closing hashes removed), else None."""
+    opening = _ATX_H2.match(line)
+    if not opening:
+        return None
+    rest = line[opening.end() :].rstrip(" \t\r\n")
+    unclosed = rest.rstrip("#")
+    if len(unclosed) < len(rest) and (not unclosed or unclosed[-1] in " \t"):
+        rest = unclosed
+    return rest.strip()
+
+
+def _setext_heading(state: _State, line: _Line) -> bool:
+    if not (state.paragraph and line.head == "-" and _SETEXT_H2.fullmatch(line.text)):
+        return False
+    # The whole paragraph is the heading's text: only a one-line one can match.
+    number = line.number
+    match = ENTRY_HEADING.fullmatch(state.lines[number - 1].strip())
+    if match and state.paragraph_start == number - 1:
+        state.headings.append((number - 1, number + 1, match))
+    state.paragraph = False
+    return True
+
+
+def _fence_opening(state: _State, line: _Line) -> bool:
+    opening = _FENCE.match(line.text) if line.head in "`~" else None
+    if not opening or (opening[1][0] == "`" and "`" in line.text[opening.end() :]):
+        return False
+    state.fence, state.paragraph = (opening[1][0], len(opening[1])), False
+    return True
+
+
+def _thematic_break(state: _State, line: _Line) -> bool:
+    head = line.head
+    if not (
+        head in "-*_" and line.stripped.count(head) >= 3 and _THEMATIC_BREAK.fullmatch(line.text)
+    ):
+        return False
+    state.paragraph = False
+    return True
+
+
+def _list_item_start(state: _State, line: _Line) -> bool:
+    item = _list_item(line.text) if line.head in "-+*" or line.head.isdigit() else None
+    if item is None:
+        return False
+    state.items.append(line.number)
+    if not state.after_blank:
+        state.blocks.append(line.number)  # an item interrupting a paragraph starts a block
+    state.item_indent, state.empty_item = item
+    state.paragraph = not state.empty_item
+    return True
+
+
+def _list_item(line: str) -> tuple[int, bool] | None:
+    """If `line` starts a list item: the column its content starts at, and whether the
+    line has nothing after the marker. Not for a thematic break (checked first)."""
+    marker = _LIST_MARKER.match(line)
+    if not marker:
+        return None
+    end = marker.end()
+    rest = line[end:]
+    if not rest.strip():
+        return end + 1, True
+    spaces = indent_of(rest)
+    return end + (spaces if 1 <= spaces <= 4 else 1), False
+
+
+def _paragraph(state: _State, line: _Line) -> None:
+    if not state.paragraph and line.indent < 4 and line.head not in _BLOCK_HEADS:
+        state.paragraph, state.paragraph_start = True, line.number
+
+
+# The rules a line can still meet after `_block_start`, in the order of the table above,
+# by the line's first character: most lines (text) meet none and go to `_paragraph`.
+_Rule = Callable[["_State", _Line], bool]
+_RULES_BY_HEAD: dict[str, tuple[_Rule, ...]] = {
+    "#": (_atx_heading,),
+    "-": (_setext_heading, _thematic_break, _list_item_start),
+    "`": (_fence_opening,),
+    "~": (_fence_opening,),
+    "*": (_thematic_break, _list_item_start),
+    "_": (_thematic_break,),
+    "+": (_list_item_start,),
+}
+_DIGIT_RULES: tuple[_Rule, ...] = (_list_item_start,)  # any Unicode digit, as `\d` matches
+
+
+def outline(lines: list[str]) -> Outline:
+    """Top-level entry headings, list items and block starts, as markdown-it would find them
+    for the documents agents write, in linear time (the rules: this module's docstring)."""
+    state = _State(lines)
+    for number, text in enumerate(lines):
+        stripped = text.lstrip(" ")
+        line = _Line(
+            number, text, stripped, len(text) - len(stripped), stripped[:1], not stripped.strip()
+        )
+        # The first three rules only matter while a fence or a list item is open.
+        if (state.fence is not None or state.item_indent is not None) and (
+            _in_fence(state, line) or _in_item(state, line) or _lazy_line(state, line)
+        ):
+            continue
+        if _blank(state, line):
+            continue
+        _block_start(state, line)
+        head = line.head
+        rules = _RULES_BY_HEAD.get(head) or (_DIGIT_RULES if head.isdigit() else ())
+        for rule in rules:
+            if rule(state, line):
+                break
+        else:
+            _paragraph(state, line)
+    fence = state.fence
+    open_fence = fence[0] * fence[1] if fence and state.item_indent is None else ""
+    return Outline(state.headings, state.items, state.blocks, open_fence)
