@@ -2,7 +2,9 @@
 
 coreapi/ imports nothing from memory_ui; memory/ never imports django.http, django.shortcuts,
 django.urls or the web layer; web/ never reaches the CoreAPI transport (every call goes
-through memory.operations); devstack and memory_ui never import each other.
+through memory.operations); the modules below memory/ (audit, identity, models, text) never
+import memory/, web/ or the sign-in and admin modules above them; devstack and memory_ui
+never import each other.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# (package, forbidden module prefixes, why); a package may always import itself.
+# What memory/ may import from the top level of memory_ui must not import it back.
+_ABOVE_MEMORY = (
+    "memory_ui.memory",
+    "memory_ui.web",
+    "memory_ui.auth",
+    "memory_ui.admin",
+    "memory_ui.templatetags",
+)
+
+# (package or module, forbidden module prefixes, why); a package may always import itself.
 RULES = [
     ("memory_ui/coreapi", ("memory_ui",), "the CoreAPI client stands alone"),
     (
@@ -23,6 +34,11 @@ RULES = [
         "memory knows nothing of requests, responses or URLs",
     ),
     ("memory_ui/web", ("memory_ui.coreapi.client",), "views reach CoreAPI through operations"),
+    *(
+        (f"memory_ui/{module}.py", _ABOVE_MEMORY, "memory/ builds on this module, not the reverse")
+        for module in ("audit", "identity", "models")
+    ),
+    ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
     ("memory_ui", ("devstack",), "the portal never imports the devstack"),
     ("devstack", ("memory_ui",), "the devstack never imports the portal"),
 ]
@@ -51,9 +67,10 @@ def _within(module: str, prefix: str) -> bool:
 
 
 def violations(package: str, forbidden: tuple[str, ...]) -> list[str]:
-    own = package.replace("/", ".")
+    own = package.removesuffix(".py").replace("/", ".")
+    root = ROOT / package
     found = []
-    for path in sorted((ROOT / package).rglob("*.py")):
+    for path in [root] if root.is_file() else sorted(root.rglob("*.py")):
         for line, names in imported_modules(path):
             bad = [
                 name
@@ -93,4 +110,18 @@ def test_the_check_sees_forbidden_imports(tmp_path, monkeypatch):
     assert violations("memory_ui/memory", ("memory_ui",)) == [
         "memory_ui/memory/bad.py:3 imports memory_ui.web",
         "memory_ui/memory/bad.py:4 imports memory_ui.coreapi",
+    ]
+
+
+def test_the_check_sees_a_top_level_module_import_upwards(tmp_path, monkeypatch):
+    """A rule for one module: what audit.py did (imported a helper from memory/) is seen."""
+    (tmp_path / "memory_ui").mkdir()
+    (tmp_path / "memory_ui" / "audit.py").write_text(
+        "from memory_ui.memory.documents import without_bidi_controls\n"
+        "from memory_ui.models import AuditEvent\n"
+        "from .text import without_bidi_controls\n"
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert violations("memory_ui/audit.py", _ABOVE_MEMORY) == [
+        "memory_ui/audit.py:1 imports memory_ui.memory.documents",
     ]
