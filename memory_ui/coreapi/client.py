@@ -1,5 +1,8 @@
 """The one transport to FoundationaLLM CoreAPI: the memory endpoints and the agents listing.
 
+Over 400 lines: one module per external transport. Timeouts, retries, the concurrency
+gate and the calls share one session and one deadline; apart, each would need the others.
+
 Faults. Every call has connect and read timeouts, shortened to what is left of the portal
 request's overall deadline (`budget.deadline`). Only idempotent GETs are retried (failures
 to connect, dropped connections, 502/503/504), with exponential backoff and jitter, while

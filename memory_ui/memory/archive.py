@@ -1,5 +1,8 @@
 """“Export everything” as a zip, and reading such a zip back for a restore.
 
+Over 400 lines: one file format, written and read back; the reader checks exactly what
+the writer promises, so they change together.
+
 The archive holds one markdown file per stored document (user memory and each agent the
 caller may read, empty documents included, so a restore puts back exactly what was there:
 an empty file restored with "replace" clears that memory) and `manifest.json`:

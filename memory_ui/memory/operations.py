@@ -1,5 +1,8 @@
 """Business steps on a user's memory, for end users and support staff alike.
 
+Over 400 lines: every CoreAPI call and its audit event in one place, so that no step can
+reach CoreAPI unaudited (tests/unit/test_layers.py holds web/ to this module).
+
 Every CoreAPI call of the portal goes through here, and every step that reads content for
 someone or changes it records an audit event, whether the call worked or not. CoreAPI has
 no version tokens, so a replace first compares the document with the version the user
