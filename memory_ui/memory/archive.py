@@ -12,7 +12,7 @@ an empty file restored with "replace" clears that memory) and `manifest.json`:
                 "sha256", "bytes"}]}
 
 Export. `zip_stream` writes the zip one file at a time from documents fetched beforehand
-(`memory.operations.export_archive` fetches them all first, so a CoreAPI failure is still
+(`memory.exports.export_archive` fetches them all first, so a CoreAPI failure is still
 an error page and nothing half-done is downloaded). The documents are held in memory
 meanwhile; the zip is not.
 
