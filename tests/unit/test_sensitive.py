@@ -1,4 +1,4 @@
-"""Sensitive-data detection (memory_ui/memory/sensitive.py): the labelled corpus, masking,
+"""Sensitive-data detection (memory_ui/memory/sensitive/): the labelled corpus, masking,
 where findings land in a document, and the work bound on hostile documents."""
 
 from __future__ import annotations
