@@ -235,7 +235,7 @@ def _paragraph(state: _State, line: _Line) -> None:
 
 # The rules a line can still meet after `_block_start`, in the order of the table above,
 # by the line's first character: most lines (text) meet none and go to `_paragraph`.
-_Rule = Callable[["_State", _Line], bool]
+_Rule = Callable[[_State, _Line], bool]
 _RULES_BY_HEAD: dict[str, tuple[_Rule, ...]] = {
     "#": (_atx_heading,),
     "-": (_setext_heading, _thematic_break, _list_item_start),

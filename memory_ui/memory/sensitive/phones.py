@@ -10,6 +10,7 @@ from memory_ui.memory.sensitive.kinds import PHONE
 from memory_ui.memory.sensitive.scanner import Scanner, named_nearby, step
 
 _DIGITS_ONLY = re.compile(r"\d")
+# Dates are not phone numbers (PhoneNumberMatcher says so too, a hundred times slower).
 _DATE = re.compile(r"\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2\d{2}(?:\d{2})?")
 # Where a phone number could be: digits in groups with the separators people write, at
 # least seven digits. Only these short spans reach PhoneNumberMatcher, whose own pattern
