@@ -21,6 +21,8 @@ from devstack.config import (
     COREAPI_PORT,
     IDP_HOST,
     IDP_PORT,
+    LEGACY_HOST,
+    LEGACY_PORT,
     PORTAL_PORT,
     REPO_ROOT,
     fixtures,
@@ -61,6 +63,12 @@ def services(with_portal: bool) -> list[Service]:
             COREAPI_PORT,
             [python, "-m", "devstack.coreapi", "--port", str(COREAPI_PORT)],
         ),
+        Service(
+            "legacy",
+            LEGACY_HOST,
+            LEGACY_PORT,
+            [python, "-m", "devstack.legacy", "--port", str(LEGACY_PORT)],
+        ),
     ]
     if with_portal:
         found.append(
@@ -88,6 +96,8 @@ def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
         try:
             requests.get(discovery, timeout=1, verify=str(pki_ca)).raise_for_status()
             requests.get(f"http://{COREAPI_HOST}:{COREAPI_PORT}/openapi.json", timeout=1)
+            # Any answer (a 401 without a token) means the legacy emulator listens.
+            requests.get(f"http://{LEGACY_HOST}:{LEGACY_PORT}/api/2.1/unity-catalog", timeout=1)
             return True
         except requests.RequestException:
             time.sleep(0.2)

@@ -78,9 +78,13 @@ def app_access_token(
     issuer: str,
     client: Client,
     lifetime: int = ACCESS_TOKEN_LIFETIME,
+    audience: str | None = None,
 ) -> str:
-    """A client-credentials CoreAPI token: app roles, no scp, oid of the service principal."""
-    claims = _base_claims(issuer, fixtures.tenant_id, fixtures.core_api_audience, lifetime)
+    """A client-credentials token: app roles, no scp, oid of the service principal.
+    For CoreAPI unless another `audience` (the legacy stores') is given."""
+    claims = _base_claims(
+        issuer, fixtures.tenant_id, audience or fixtures.core_api_audience, lifetime
+    )
     claims.update(
         {
             "sub": client.service_principal_oid,

@@ -44,6 +44,7 @@ from devstack.idp.store import (
     Redemption,
     Store,
 )
+from devstack.legacy.store import audience as legacy_audience
 from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer, server_ssl_context, start_in_thread
 from devstack.tokens import (
@@ -430,15 +431,24 @@ class IdentityProvider:
     def _grant_client_credentials(
         self, client: Client, form: MultiDict[str, str]
     ) -> dict[str, Any]:
-        expected = f"{self.fixtures.core_api_audience}/.default"
-        if required(form, "scope").split() != [expected]:
+        # CoreAPI, or the legacy memory stores (docs/legacy-stores.md), one resource a token.
+        audiences = (self.fixtures.core_api_audience, legacy_audience())
+        requested = required(form, "scope").split()
+        audience = next((a for a in audiences if requested == [f"{a}/.default"]), None)
+        if audience is None:
+            expected = f"{self.fixtures.core_api_audience}/.default"
             raise OAuthError(
                 "invalid_scope",
                 f"Client credential flows must request exactly the scope '{expected}'.",
                 1002012,
             )
         token = app_access_token(
-            self.pki, self.fixtures, self.issuer, client, lifetime=self.access_token_lifetime
+            self.pki,
+            self.fixtures,
+            self.issuer,
+            client,
+            lifetime=self.access_token_lifetime,
+            audience=audience,
         )
         return {
             "token_type": "Bearer",

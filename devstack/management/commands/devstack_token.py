@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from devstack import tokens
 from devstack.config import fixtures, idp_base_url, issuer, state_dir
+from devstack.legacy.store import audience as legacy_audience
 from devstack.pki import ensure_pki
 
 
@@ -18,11 +19,23 @@ class Command(BaseCommand):
             action="store_true",
             help="An app-only token of the portal's service principal instead.",
         )
+        parser.add_argument(
+            "--legacy",
+            action="store_true",
+            help="The portal service principal's token for the legacy memory stores.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         demo = fixtures()
         pki = ensure_pki(state_dir())
         token_issuer = issuer(idp_base_url(), demo.tenant_id)
+        if options["legacy"]:
+            self.stdout.write(
+                tokens.app_access_token(
+                    pki, demo, token_issuer, demo.portal, audience=legacy_audience()
+                )
+            )
+            return
         if options["app"]:
             self.stdout.write(tokens.app_access_token(pki, demo, token_issuer, demo.portal))
             return
