@@ -11,7 +11,9 @@ import pytest
 
 from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
+from devstack import legacy as legacy_module
 from devstack.config import Client, Fixtures, User, fixtures, issuer
+from devstack.legacy.store import audience as legacy_audience
 from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer
 from devstack.tokens import ACCESS_TOKEN_LIFETIME, app_access_token, delegated_access_token
@@ -93,6 +95,30 @@ def fresh_coreapi(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[Runn
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def legacy(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
+    """The legacy memory store emulator (seed 003) over the session's state folder, with
+    its demo stores; tests that write use `fresh_legacy`. No faults unless a test sets them."""
+    server = legacy_module.start(
+        home=devstack_home, idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_legacy(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
+    """A legacy store emulator of its own with freshly seeded demo stores."""
+    server = legacy_module.start(
+        home=tmp_path / "legacy",
+        idp_url=idp.url,
+        ca_file=pki.ca_cert,
+        faults=coreapi_module.Faults(),
+    )
+    yield server
+    server.stop()
+
+
 @dataclass(frozen=True)
 class TokenMinter:
     """CoreAPI access tokens signed with the devstack IdP's key (what the IdP would issue)."""
@@ -121,6 +147,17 @@ class TokenMinter:
         """Client credentials of `client` (default: the portal's service principal)."""
         return app_access_token(
             self.pki, self.demo, self.issuer, client or self.demo.portal, lifetime
+        )
+
+    def legacy(self, client: Client | None = None, lifetime: int = ACCESS_TOKEN_LIFETIME) -> str:
+        """What client credentials for the legacy stores' audience give `client`."""
+        return app_access_token(
+            self.pki,
+            self.demo,
+            self.issuer,
+            client or self.demo.portal,
+            lifetime,
+            audience=legacy_audience(),
         )
 
 

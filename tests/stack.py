@@ -17,6 +17,7 @@ import requests
 
 from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
+from devstack import legacy as legacy_module
 from devstack.config import Fixtures
 from devstack.coreapi.faults import Faults
 from devstack.serve import RunningServer
@@ -54,8 +55,11 @@ class Devstack:
     idp: RunningServer
     coreapi: RunningServer
     ca: str  # the dev CA that signed the IdP's certificate
+    legacy: RunningServer | None = None  # the legacy memory store emulator (seed 003)
 
     def stop(self) -> None:
+        if self.legacy is not None:
+            self.legacy.stop()
         self.coreapi.stop()
         self.idp.stop()
 
@@ -63,7 +67,8 @@ class Devstack:
 def start_devstack(home: Path, fixtures: Fixtures, faults: Faults) -> Devstack:
     idp = idp_module.start(home=home, fixtures_=fixtures)
     coreapi = coreapi_module.start(home=home, idp_url=idp.url, fixtures_=fixtures, faults=faults)
-    return Devstack(home, fixtures, idp, coreapi, str(home / "ca.pem"))
+    legacy = legacy_module.start(home=home, idp_url=idp.url, faults=Faults())
+    return Devstack(home, fixtures, idp, coreapi, str(home / "ca.pem"), legacy)
 
 
 @dataclass
@@ -136,6 +141,7 @@ def start_portal(
         "ENTRA_INSTANCE_DISCOVERY": "false",
         "PORTAL_CA_BUNDLE": stack.ca,
         "COREAPI_BASE_URL": stack.coreapi.url,
+        **({"LEGACY_STORES_BASE_URL": stack.legacy.url} if stack.legacy else {}),
         "PORTAL_LOG_LEVEL": "WARNING",
         "DJANGO_STATIC_ROOT": str(home / f"{name}-static"),
         **(extra_env or {}),

@@ -88,9 +88,13 @@ def decode_token(raw: str | None) -> str:
     if not raw:
         return ""
     try:
-        return base64.urlsafe_b64decode(raw.encode("ascii")).decode("utf-8")
+        # validate=True: the lenient default would skip junk characters and restart paging.
+        last = base64.b64decode(raw.encode("ascii"), altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeError, binascii.Error) as exc:
         raise Invalid("page_token is not valid.") from exc
+    if not last:
+        raise Invalid("page_token is not valid.")
+    return last
 
 
 def edit_form(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:

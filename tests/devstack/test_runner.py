@@ -29,7 +29,11 @@ def ignore_sigint() -> None:
 
 
 def test_devstack_stops_within_two_seconds_of_sigterm_from_the_background(tmp_path: Path):
-    ports = {"DEVSTACK_IDP_PORT": free_port(), "DEVSTACK_COREAPI_PORT": free_port()}
+    ports = {
+        "DEVSTACK_IDP_PORT": free_port(),
+        "DEVSTACK_COREAPI_PORT": free_port(),
+        "DEVSTACK_LEGACY_PORT": free_port(),
+    }
     env = {
         **os.environ,
         **{name: str(port) for name, port in ports.items()},
