@@ -335,12 +335,23 @@ def _service_app() -> msal.ConfidentialClientApplication:
 def app_token() -> str:
     """A client-credentials CoreAPI token of the portal's service principal (support
     calls). Raises SignInFailed with a message safe to show when none can be had."""
+    return _service_token(settings.COREAPI_APP_SCOPE, "CoreAPI")
+
+
+def legacy_app_token() -> str:
+    """The portal service principal's token for the legacy memory stores
+    (docs/legacy-stores.md); raises SignInFailed like app_token."""
+    return _service_token(settings.LEGACY_STORES_TOKEN_SCOPE, "legacy memory store")
+
+
+def _service_token(scope: str, system: str) -> str:
+    # msal caches one token per scope in the shared app until shortly before it expires.
     try:
-        result = _service_app().acquire_token_for_client(scopes=[settings.COREAPI_APP_SCOPE])
+        result = _service_app().acquire_token_for_client(scopes=[scope])
     except (ValueError, requests.RequestException) as exc:
-        logger.warning("No app token for CoreAPI: %s", type(exc).__name__)
-        raise SignInFailed("The portal could not get its own CoreAPI token; try again.") from exc
+        logger.warning("No app token for %s: %s", system, type(exc).__name__)
+        raise SignInFailed(f"The portal could not get its own {system} token; try again.") from exc
     if "access_token" not in result:
-        logger.warning("App token refused: %s", result.get("error"))
-        raise SignInFailed("The portal's own CoreAPI credentials were refused; ask an operator.")
+        logger.warning("App token for %s refused: %s", system, result.get("error"))
+        raise SignInFailed(f"The portal's own {system} credentials were refused; ask an operator.")
     return result["access_token"]

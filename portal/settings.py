@@ -328,6 +328,29 @@ SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
 # Whether users see the name of the support staff member on their Activity page.
 PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
+# --- Legacy memory stores (seed 003; docs/legacy-stores.md) ---------------------------
+# Off unless LEGACY_STORES_BASE_URL is set (the devstack sets its emulator). The portal
+# calls them as its own service principal (client credentials for LEGACY_STORES_TOKEN_SCOPE:
+# the Azure Databricks resource); `scope` comes from the verified identity by the template
+# ({upn}, {oid}); LEGACY_STORES_AGENTS maps agent names to stores, as a JSON object.
+LEGACY_STORES_BASE_URL = env("LEGACY_STORES_BASE_URL", "http://127.0.0.1:8002" if DEVSTACK else "")
+LEGACY_STORES_TOKEN_SCOPE = env(
+    "LEGACY_STORES_TOKEN_SCOPE", "2ff814a6-3304-4ab8-85cb-cd0e6f879c1d/.default"
+)
+LEGACY_STORES_SCOPE_TEMPLATE = env("LEGACY_STORES_SCOPE_TEMPLATE", "{upn}")
+LEGACY_STORES_AGENTS = env(
+    "LEGACY_STORES_AGENTS",
+    '{"travel-planner": "main.agents.travel_planner_memory",'
+    ' "it-helpdesk": "main.agents.it_helpdesk_memory",'
+    ' "benefits-assistant": "main.agents.benefits_assistant_memory"}'
+    if DEVSTACK
+    else "{}",
+)
+LEGACY_STORES_CONNECT_TIMEOUT = env_float("LEGACY_STORES_CONNECT_TIMEOUT", 3.05)
+LEGACY_STORES_READ_TIMEOUT = env_float("LEGACY_STORES_READ_TIMEOUT", 10.0)
+LEGACY_STORES_GET_RETRIES = env_int("LEGACY_STORES_GET_RETRIES", 2)
+LEGACY_STORES_CA_BUNDLE = env("LEGACY_STORES_CA_BUNDLE", PORTAL_CA_BUNDLE)
+
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
 COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001" if DEVSTACK else "")
 COREAPI_INSTANCE_ID = env(

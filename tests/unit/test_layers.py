@@ -1,10 +1,10 @@
 """The layers of docs/architecture.md ("Layers"), checked on every import statement.
 
-coreapi/ imports nothing from memory_ui; memory/ never imports django.http, django.shortcuts,
-django.urls or the web layer; web/ never reaches the CoreAPI transport (every call goes
-through memory.operations); the modules below memory/ (audit, identity, models, text) never
-import memory/, web/ or the sign-in and admin modules above them; devstack and memory_ui
-never import each other.
+coreapi/ and legacy/ import nothing from memory_ui; memory/ never imports django.http,
+django.shortcuts, django.urls or the web layer; web/ never reaches the CoreAPI or legacy
+store transport (every call goes through memory/); the modules below memory/ (audit,
+identity, models, text) never import memory/, web/ or the sign-in and admin modules above
+them; devstack and memory_ui never import each other.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ RULES = [
     ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
     ("memory_ui", ("devstack",), "the portal never imports the devstack"),
     ("devstack", ("memory_ui",), "the devstack never imports the portal"),
+    ("memory_ui/legacy", ("memory_ui",), "the legacy store client stands alone"),
+    ("memory_ui/web", ("memory_ui.legacy.client",), "views reach legacy stores through memory"),
 ]
 
 
