@@ -1,6 +1,6 @@
 """Legacy memory store emulator (seed 003; http://127.0.0.1:8002), dev and test only.
 
-Serves the memory store and memory entry endpoints of the legacy managed memory
+Serves the memory store, memory entry and conversation endpoints of the legacy managed memory
 (docs/legacy-stores.md has the endpoints, status codes and every choice made where the
 seed is silent):
 
@@ -12,6 +12,7 @@ seed is silent):
     POST   /api/2.1/unity-catalog/memory-stores/{full_name}/entries?scope=
     PATCH  /api/2.1/unity-catalog/memory-stores/{full_name}/entries
     DELETE /api/2.1/unity-catalog/memory-stores/{full_name}/entries?scope=&path=
+    /api/2.1/unity-catalog/conversations[/{id}[/items[/{item_id}]]]  (conversations.py)
 
 Bearer tokens are validated against the devstack IdP exactly like the CoreAPI emulator's
 (devstack.coreapi.auth.TokenValidator) with the audience of devstack/legacy/fixtures.toml.

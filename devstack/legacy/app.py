@@ -1,4 +1,5 @@
-"""The legacy memory store emulator's WSGI app: seed 003's store and entry endpoints.
+"""The legacy memory store emulator's WSGI app: seed 003's store, entry and conversation
+endpoints (conversations.py).
 
 Pipeline: faults -> routing (404/405) -> bearer token (401; 503 when the IdP's keys cannot be
 fetched) -> the store (404 unknown, 403 without the privilege) -> the request (400/409/404).
@@ -26,8 +27,11 @@ from devstack.coreapi.faults import Fault, Faults
 from devstack.coreapi.problems import ApiError, json_response
 from devstack.coreapi.validation import LimitedRequest, read_json_object
 from devstack.legacy import edits
+from devstack.legacy.conversations import ConversationApi, ConversationStore
 from devstack.legacy.edits import Invalid
+from devstack.legacy.formats import entry_json, page, store_json
 from devstack.legacy.store import (
+    BUSY_TIMEOUT_SECONDS,
     READ,
     WRITE,
     AlreadyExists,
@@ -43,6 +47,7 @@ from devstack.serve import RunningServer, start_in_thread
 log = logging.getLogger("devstack.legacy")
 
 BASE = "/api/2.1/unity-catalog/memory-stores"
+CONVERSATIONS = "/api/2.1/unity-catalog/conversations"
 # Status -> error_code for errors raised by the shared helpers (token, body parsing).
 _CODES = {
     400: "MALFORMED_REQUEST",
@@ -72,43 +77,6 @@ def error_response(
     return json_response({"error_code": error_code, "message": message}, status, headers=headers)
 
 
-def _millis_iso(value: dt.datetime) -> str:
-    """RFC 3339 in UTC with milliseconds and Z, as Databricks writes timestamps."""
-    return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def store_json(row: StoreRow) -> dict[str, Any]:
-    catalog, schema, name = row.full_name.split(".")
-    return {
-        "name": name,
-        "catalog_name": catalog,
-        "schema_name": schema,
-        "description": row.description,
-        "owner": row.owner,
-        "full_name": row.full_name,
-        "memory_store_id": row.memory_store_id,
-        "securable_type": "MEMORY_STORE",
-        "created_at": row.created_at,
-        "updated_at": row.updated_at,
-        "created_by": row.owner,
-    }
-
-
-def entry_json(entry: Entry, with_contents: bool = True) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "path": entry.path,
-        "description": entry.description,
-        "scope": entry.scope,
-        "memory_store_name": entry.store,
-        "has_contents": bool(entry.contents),
-        "create_time": _millis_iso(entry.create_time),
-        "update_time": _millis_iso(entry.update_time),
-    }
-    if with_contents:
-        body["contents"] = entry.contents
-    return body
-
-
 @dataclass(frozen=True)
 class Call:
     request: Request
@@ -132,6 +100,7 @@ class LegacyEmulator:
                 Rule(f"{one}/entries", endpoint="delete_entry", methods=["DELETE"]),
                 Rule(f"{one}/entries:get", endpoint="get_entry", methods=["GET"]),
                 Rule(f"{one}/entries:search", endpoint="search", methods=["POST"]),
+                *_conversation_rules(),
             ],
             strict_slashes=False,
         )
@@ -146,6 +115,13 @@ class LegacyEmulator:
             "update_entry": (WRITE, self.on_update_entry),
             "delete_entry": (WRITE, self.on_delete_entry),
         }
+
+        self.conversations = ConversationApi(
+            ConversationStore(store.path, BUSY_TIMEOUT_SECONDS),
+            self._authorize,
+            lambda message: LegacyError(404, "RESOURCE_DOES_NOT_EXIST", message),
+            read_json_object,
+        )
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -189,6 +165,9 @@ class LegacyEmulator:
             endpoint, values = self.url_map.bind_to_environ(request.environ).match()
             claims = self.validator.validate(request.headers.get("Authorization"))
             principal = _principal(claims)
+            if endpoint.startswith("conversation."):
+                handler_name = endpoint.removeprefix("conversation.")
+                return getattr(self.conversations, handler_name)(request, principal, **values)
             privilege, handler = self._handlers[endpoint]
             store = self._store(values["full_name"], principal, privilege) if privilege else None
             return handler(Call(request, principal, store))
@@ -207,6 +186,9 @@ class LegacyEmulator:
         except HTTPException as exc:
             status = exc.code or 500
             return error_response(status, _CODES.get(status, "INTERNAL_ERROR"), "No such endpoint.")
+
+    def _authorize(self, full_name: str, principal: str, privilege: str) -> None:
+        self._store(full_name, principal, privilege)
 
     def _store(self, full_name: str, principal: str, privilege: str) -> StoreRow:
         row = self.store.store(full_name)
@@ -240,7 +222,7 @@ class LegacyEmulator:
             and row.full_name > after
             and READ in self.store.privileges(row.full_name, call.principal)
         ]
-        return json_response(_page("memory_stores", readable, limit, store_json, "full_name"))
+        return json_response(page("memory_stores", readable, limit, store_json, "full_name"))
 
     def on_get_store(self, call: Call) -> Response:
         assert call.store is not None
@@ -260,7 +242,7 @@ class LegacyEmulator:
             call.store.full_name, scope, args.get("path_prefix") or "", after, limit + 1
         )
         return json_response(
-            _page("memory_entries", found, limit, lambda e: entry_json(e, False), "path")
+            page("memory_entries", found, limit, lambda e: entry_json(e, False), "path")
         )
 
     def on_get_entry(self, call: Call) -> Response:
@@ -351,19 +333,23 @@ class LegacyEmulator:
         return json_response({})
 
 
+def _conversation_rules() -> list[Rule]:
+    one = f"{CONVERSATIONS}/<conversation_id>"
+    item = f"{one}/items/<item_id>"
+    return [
+        Rule(CONVERSATIONS, endpoint="conversation.create", methods=["POST"]),
+        Rule(one, endpoint="conversation.get", methods=["GET"]),
+        Rule(one, endpoint="conversation.update", methods=["POST"]),
+        Rule(one, endpoint="conversation.delete", methods=["DELETE"]),
+        Rule(f"{one}/items", endpoint="conversation.add_items", methods=["POST"]),
+        Rule(f"{one}/items", endpoint="conversation.list_items", methods=["GET"]),
+        Rule(item, endpoint="conversation.get_item", methods=["GET"]),
+        Rule(item, endpoint="conversation.delete_item", methods=["DELETE"]),
+    ]
+
+
 def _no_entry(path: str) -> LegacyError:
     return LegacyError(404, "RESOURCE_DOES_NOT_EXIST", f"Memory entry '{path}' does not exist.")
-
-
-def _page[T](
-    key: str, items: list[T], limit: int, to_json: Callable[[T], dict[str, Any]], order_by: str
-) -> dict[str, Any]:
-    """One page of `items` (sorted by `order_by`, one more than `limit` fetched when there
-    may be more); next_page_token only when another page follows."""
-    body: dict[str, Any] = {key: [to_json(item) for item in items[:limit]]}
-    if len(items) > limit:
-        body["next_page_token"] = edits.encode_token(getattr(items[limit - 1], order_by))
-    return body
 
 
 def _principal(claims: dict[str, Any]) -> str:
