@@ -93,3 +93,16 @@ def carol(client: Client, portal: None, pki: Pki, db) -> Client:
     """Support staff (Memory.Support app role)."""
     sign_in(client, "carol@contoso.com", str(pki.ca_cert))
     return client
+
+
+@pytest.fixture
+def portal_identity(settings, idp: RunningServer, pki: Pki, demo: Fixtures) -> Iterator[None]:
+    """The portal's Entra settings against the test IdP, so legacy_app_token is real."""
+    settings.ENTRA_AUTHORITY = f"{idp.url}/{demo.tenant_id}"
+    settings.ENTRA_CLIENT_ID = demo.portal.client_id
+    settings.ENTRA_CLIENT_SECRET = demo.portal.client_secret
+    settings.ENTRA_INSTANCE_DISCOVERY = False
+    settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
+    auth.reset_caches()
+    yield
+    auth.reset_caches()

@@ -10,9 +10,7 @@ import pytest
 import requests
 
 from devstack import legacy as legacy_module
-from devstack.config import Fixtures
 from devstack.coreapi.faults import Faults
-from devstack.pki import Pki
 from devstack.serve import RunningServer
 from memory_ui import auth
 from memory_ui.legacy import (
@@ -45,19 +43,6 @@ class CountingSession(requests.Session):
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         self.sent.append(str(method))
         return super().request(method, url, *args, **kwargs)
-
-
-@pytest.fixture
-def portal_identity(settings, idp: RunningServer, pki: Pki, demo: Fixtures) -> Iterator[None]:
-    """The portal's Entra settings against the test IdP, so legacy_app_token is real."""
-    settings.ENTRA_AUTHORITY = f"{idp.url}/{demo.tenant_id}"
-    settings.ENTRA_CLIENT_ID = demo.portal.client_id
-    settings.ENTRA_CLIENT_SECRET = demo.portal.client_secret
-    settings.ENTRA_INSTANCE_DISCOVERY = False
-    settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
-    auth.reset_caches()
-    yield
-    auth.reset_caches()
 
 
 @pytest.fixture
