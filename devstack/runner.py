@@ -1,4 +1,5 @@
-"""Start the IdP, the CoreAPI emulator and (optionally) the portal, with prefixed logs."""
+"""Start the IdP, the CoreAPI and legacy store emulators and (optionally) the portal, with
+prefixed logs."""
 
 from __future__ import annotations
 
@@ -167,6 +168,8 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
                         if with_portal
                         else f"CoreAPI emulator: http://{COREAPI_HOST}:{COREAPI_PORT}/ "
                         f"(token: python manage.py devstack_token alice@contoso.com)\n"
+                        f"Legacy memory stores: http://{LEGACY_HOST}:{LEGACY_PORT}/ "
+                        f"(token: python manage.py devstack_token --legacy)\n"
                     )
                     + f"State lives in {home}; delete it to reset the demo. "
                     "Ctrl-C stops everything.\n\n"
