@@ -40,5 +40,5 @@ def dedent(text: str) -> str:
 @register.simple_tag
 def submission_token() -> str:
     """A fresh key for one rendering of a form that adds to memory: the same form sent
-    twice (a double click, a reload) adds once (`stores.submission_claim`)."""
+    twice (a double click, a reload) adds once (`submission_claim`)."""
     return secrets.token_urlsafe(16)

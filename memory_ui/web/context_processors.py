@@ -6,7 +6,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from memory_ui.auth import current_identity
-from memory_ui.web import stores
+from memory_ui.web.stores.pending_form import pending_form_take
 
 
 def portal(request: HttpRequest) -> dict[str, Any]:
@@ -15,5 +15,5 @@ def portal(request: HttpRequest) -> dict[str, Any]:
     identity = current_identity(request)
     pending = None
     if identity and request.method == "GET" and not getattr(request, "htmx", False):
-        pending = stores.pending_form_take(request.session, request.path)
+        pending = pending_form_take(request.session, request.path)
     return {"identity": identity, "pending_form": pending}

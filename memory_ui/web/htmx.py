@@ -26,7 +26,7 @@ from django_htmx.http import (
 from django_htmx.middleware import HtmxDetails
 
 from memory_ui.auth import SignInRequired
-from memory_ui.web import stores
+from memory_ui.web.stores.pending_form import NOT_KEPT, PendingForm, pending_form_keep
 
 Handler = Callable[[HttpRequest], HttpResponse]
 
@@ -122,13 +122,13 @@ def _keep_posted_form(request: HttpRequest) -> None:
     fields = [
         (name, value)
         for name, values in request.POST.lists()
-        if name not in stores.NOT_KEPT
+        if name not in NOT_KEPT
         for value in values
     ]
-    pending = stores.PendingForm(
+    pending = PendingForm(
         request.path, _current_page(request), fields, had_files=bool(request.FILES)
     )
-    if stores.pending_form_keep(request.session, pending):
+    if pending_form_keep(request.session, pending):
         messages.warning(request, "Your sign-in had expired. Nothing was sent; it is kept below.")
 
 

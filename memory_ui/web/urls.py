@@ -12,7 +12,8 @@ from memory_ui.web.views import (
     restore,
     sensitive,
     signin,
-    support,
+    support_deletion,
+    support_lookup,
     transfer,
 )
 from memory_ui.web.views import search as search_views
@@ -63,17 +64,23 @@ urlpatterns = [
     path("import/archive/<str:token>", restore.preview, name="import_archive_preview"),
     path("import/archive/<str:token>/apply", restore.apply, name="import_archive_apply"),
     # support staff, and what users see of it
-    path("support/", support.support_home, name="support_home"),
+    path("support/", support_lookup.support_home, name="support_home"),
     path("support/audit", activity.support_audit, name="support_audit"),
-    path("support/users/<str:upn>/", support.support_user, name="support_user"),
-    path("support/users/<str:upn>/reveal", support.support_reveal, name="support_reveal"),
+    path("support/users/<str:upn>/", support_lookup.support_user, name="support_user"),
+    path("support/users/<str:upn>/reveal", support_lookup.support_reveal, name="support_reveal"),
     path(
-        "support/users/<str:upn>/requests", support.support_request_start, name="support_requests"
+        "support/users/<str:upn>/requests",
+        support_deletion.support_request_start,
+        name="support_requests",
     ),
-    path(f"{deletion}/", support.support_request, name="support_request"),
-    path(f"{deletion}/export", support.support_request_export, name="support_request_export"),
-    path(f"{deletion}/clear", support.support_request_clear, name="support_request_clear"),
-    path(f"{deletion}/result", support.support_request_result, name="support_request_result"),
+    path(f"{deletion}/", support_deletion.support_request, name="support_request"),
+    path(
+        f"{deletion}/export", support_deletion.support_request_export, name="support_request_export"
+    ),
+    path(f"{deletion}/clear", support_deletion.support_request_clear, name="support_request_clear"),
+    path(
+        f"{deletion}/result", support_deletion.support_request_result, name="support_request_result"
+    ),
     path("activity", activity.activity, name="activity"),
     # search across every memory
     path("search", search_views.search, name="search"),

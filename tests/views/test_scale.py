@@ -10,7 +10,7 @@ from django.test import Client
 
 from memory_ui.coreapi import Agent
 from memory_ui.memory.paging import PAGE_PARTS, PART_CHARS, forget_prepared
-from memory_ui.web import stores
+from memory_ui.web.stores.claims import preview_turn
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
 from tests.pages import batched_cards, forms
 from tests.shapes import long_list, structured
@@ -255,7 +255,7 @@ def test_a_long_preview_renders_only_its_start(alice: Client):
 
 def test_one_preview_at_a_time_per_person(alice: Client, bob: Client):
     oid = identity_for("alice@contoso.com").oid
-    with stores.preview_turn(oid) as mine:
+    with preview_turn(oid) as mine:
         assert mine
         busy = alice.post("/memory/edit/preview", {"content": "- x"}, headers=HTMX)
         assert busy.status_code == 429

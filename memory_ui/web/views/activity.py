@@ -24,9 +24,9 @@ from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
 from memory_ui.models import AuditEvent
 from memory_ui.web.access import signed_in, support_required, user_agents
+from memory_ui.web.forms.support import ActivityFilterForm, AuditFilterForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.support_forms import ActivityFilterForm, AuditFilterForm
 
 PAGE_SIZE = 25
 

@@ -37,7 +37,7 @@ from memory_ui.memory.operations import (
     memory_rewrite,
 )
 from memory_ui.memory.targets import Target, all_targets
-from memory_ui.web import forms, stores
+from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
@@ -49,7 +49,15 @@ from memory_ui.web.htmx import (
     trigger,
 )
 from memory_ui.web.links import target_url
-from memory_ui.web.views.pages import memory_context, memory_page, not_done
+from memory_ui.web.screens import memory_context, memory_page, not_done
+from memory_ui.web.stores.claims import submission_claim
+from memory_ui.web.stores.undo import (
+    UNDO_SECONDS,
+    undo_forget,
+    undo_forget_target,
+    undo_record,
+    undo_remember,
+)
 
 # --- which memory ----------------------------------------------------------------------
 
@@ -171,7 +179,7 @@ def _deleted(
     what: str,
     shown: dict[str, Any],
 ) -> HttpResponse:
-    token = stores.undo_remember(
+    token = undo_remember(
         request.session, target, before.content_markdown, after, removal.removed, removal.label
     )
     if token:
@@ -218,11 +226,11 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
     if isinstance(target, CoreAPIError):
         return _agents_unavailable(request, form, target)
     token = form.cleaned_data.get("token", "")
-    record = stores.undo_record(request.session, token, target)
+    record = undo_record(request.session, token, target)
     if record is None:
         messages.error(
             request,
-            f"Undo is no longer available (it lasts {stores.UNDO_SECONDS // 60} minutes); "
+            f"Undo is no longer available (it lasts {UNDO_SECONDS // 60} minutes); "
             "nothing was changed.",
         )
         return _page_now(request, target, status=410)
@@ -245,7 +253,7 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
         )
     except CoreAPIError as exc:
         return _action_failed(request, target, exc)
-    stores.undo_forget(request.session, token)
+    undo_forget(request.session, token)
     messages.success(request, "Restored what you deleted.")
     if request.htmx:
         return memory_page(request, Loaded(target, result))
@@ -281,7 +289,7 @@ def append(request: HtmxHttpRequest) -> HttpResponse:
         return _append_panel(request, as_named(form), form, target.portal_status, error)
     if form.errors:
         return _append_panel(request, target, form, 400)
-    if not stores.submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
+    if not submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
         messages.info(request, "That note was sent twice; it was added once.")
         return redirect_to(request, target_url(target))
     try:
@@ -353,7 +361,7 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
     except CoreAPIError as exc:
         error = not_done("Nothing was cleared.", exc)
         return _clear_panel(request, target, status=exc.portal_status, error=error)
-    stores.undo_forget_target(request.session, target)
+    undo_forget_target(request.session, target)
     messages.success(request, f"Cleared {target.name}.")
     if not request.htmx:
         return redirect(target_url(target))
@@ -408,7 +416,7 @@ def _cleared_everything(
 ) -> HttpResponse:
     for result in results:
         if result.error is None:
-            stores.undo_forget_target(request.session, result.target)
+            undo_forget_target(request.session, result.target)
     failed = [result for result in results if result.error]
     status = failed[0].error.portal_status if failed and failed[0].error else 200
     if failed:

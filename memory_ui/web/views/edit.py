@@ -23,11 +23,12 @@ from memory_ui.memory.operations import (
     memory_rewrite,
 )
 from memory_ui.memory.targets import Target
-from memory_ui.web import forms, stores
+from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, signed_in, user_actor
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.views.pages import not_done
+from memory_ui.web.screens import not_done
+from memory_ui.web.stores.claims import preview_turn
 
 
 def _render_edit(
@@ -151,7 +152,7 @@ def edit_preview(request: HtmxHttpRequest) -> HttpResponse:
         context = {"preview_error": forms.first_error(form)}
         return render(request, "memory_ui/edit.html#preview", context, status=400)
     # One preview per person at a time: typing fast, or many tabs, cannot queue up renders.
-    with stores.preview_turn(signed_in(request).oid) as turn:
+    with preview_turn(signed_in(request).oid) as turn:
         if not turn:
             busy = "Still rendering your previous preview; it will update in a moment."
             context = {"preview_busy": busy}

@@ -28,7 +28,7 @@ from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, user_actor
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.views.pages import not_done
+from memory_ui.web.screens import not_done
 
 
 def entry_url(target: Target, index: int) -> str:

@@ -1,6 +1,6 @@
 """Restoring an "Export everything" zip.
 
-Staged: the validated archive waits in the cache (`stores.stage_restore`, 30 minutes,
+Staged: the validated archive waits in the cache (`restore_keep`, 30 minutes,
 bound to the user) while the user reviews what goes where; then each chosen document is
 restored on its own and the outcome reported per document, failures retryable from the
 same page.
@@ -29,11 +29,11 @@ from memory_ui.memory.operations import (
     memory_load_many,
 )
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
-from memory_ui.web import forms, stores
+from memory_ui.web import forms
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
-from memory_ui.web.stores import RestoreOutcome, StagedRestore
-from memory_ui.web.views.transfer import failure_page
+from memory_ui.web.screens import failure_page
+from memory_ui.web.stores.restores import RestoreOutcome, StagedRestore, restore_find, restore_keep
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def import_archive(request: HtmxHttpRequest) -> HttpResponse:
         return _import_home(request, error=forms.first_error(form), status=form.status)
     upload = form.cleaned_data["archive"]
     staged = StagedRestore(form.cleaned_data["parsed"], (upload.name or "archive.zip")[:200])
-    token = stores.stage_restore(signed_in(request).oid, staged)
+    token = restore_keep(signed_in(request).oid, staged)
     return redirect("import_archive_preview", token=token)
 
 
@@ -193,7 +193,7 @@ def _with_staged(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
 
     @wraps(view)
     def wrapper(request: HtmxHttpRequest, token: str) -> HttpResponse:
-        staged = stores.staged_restore(signed_in(request).oid, token)
+        staged = restore_find(signed_in(request).oid, token)
         if staged is None:
             return _expired(request)
         return view(request, token, staged)
@@ -243,7 +243,7 @@ def _restore(
     for key in keys:
         staged.outcomes.pop(key, None)
     staged.chosen, staged.mode = keys, mode
-    stores.stage_restore(owner, staged, token)
+    restore_keep(owner, staged, token)
     for key in keys:
         target = targets[key]
         assert isinstance(target, Target)
@@ -257,7 +257,7 @@ def _restore(
             )
         except CoreAPIError as exc:
             staged.outcomes[key] = RestoreOutcome(False, exc.message, exc.outcome_unknown)
-        stores.stage_restore(owner, staged, token)
+        restore_keep(owner, staged, token)
     failed = sum(not staged.outcomes[key].ok for key in keys)
     if failed:
         messages.warning(

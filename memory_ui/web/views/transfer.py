@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
@@ -39,30 +39,18 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.memory.uploads import ImportText
-from memory_ui.web import forms, stores
+from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
-from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_page
+from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.views.pages import not_done
+from memory_ui.web.screens import failure_page, not_done
+from memory_ui.web.stores.claims import submission_claim
 
 DOWNLOAD_COOKIE = "download_ready"  # read by static/js/portal.js to end "Preparing…"
 
 
 def _today() -> str:
     return timezone.now().astimezone(UTC).strftime("%Y-%m-%d")
-
-
-def failure_page(
-    request: HtmxHttpRequest, error: CoreAPIError, back_url: str, what: str, kept_text: str = ""
-) -> HttpResponse:
-    """CoreAPI failed before the page could be built; `kept_text` is what the user typed."""
-    response = render(
-        request,
-        "memory_ui/transfer_error.html",
-        {"error": error, "back_url": back_url, "what": what, "kept_text": kept_text},
-        status=error.portal_status,
-    )
-    return as_whole_page(request, response)
 
 
 # --- export ------------------------------------------------------------------------------
@@ -229,7 +217,7 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
         return _form(request, target, error=error, pasted=text, status=form.status)
     if not form.is_valid():
         return _confirm_again(request, target, form, forms.first_error(form))
-    if not stores.submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
+    if not submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
         messages.info(request, "That import was sent twice; it was imported once.")
         return redirect(target_url(target))
     return _import(request, target, form)

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib.sessions.backends.base import SessionBase
 
-from memory_ui.web import stores
+from memory_ui.web.stores.support import nonce_spend
 
 
 class CheckboxConfirmation(forms.Form):
@@ -64,16 +64,14 @@ class UPNConfirmation(forms.Form):
 
 class NonceConfirmation(forms.Form):
     """A single-use token issued with the form for one user and one action
-    (`stores.nonce_issue`). `spend_nonce`, once the form is otherwise valid, uses it up; a
+    (`nonce_issue`). `spend_nonce`, once the form is otherwise valid, uses it up; a
     replay, or a token issued for another user or action, becomes a form error."""
 
     nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
     replayed = False
 
     def spend_nonce(self, session: SessionBase, *, upn: str, action: str) -> bool:
-        if self.is_valid() and not stores.nonce_spend(
-            session, self.cleaned_data["nonce"], upn, action
-        ):
+        if self.is_valid() and not nonce_spend(session, self.cleaned_data["nonce"], upn, action):
             self.replayed = True
             self.add_error(
                 None,

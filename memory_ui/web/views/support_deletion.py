@@ -1,4 +1,4 @@
-"""Support staff: look a user up, reveal one memory, and handle a deletion request.
+"""Support staff: a deletion request.
 
 A deletion request takes the reason, the ticket and the memories once (every memory, or
 some), then goes in two steps: the export (a .zip of those memories, handed to the staff
@@ -6,14 +6,10 @@ member) and the clear (the user's UPN typed again), which clears each memory onl
 still the version the export handed over. Its result page gives the ticket, the time, the
 sha256 of each memory before and after, and a link to its audit rows.
 
-Every view here checks the support role itself (`access.support_required`), and every
-read of content and every change leaves an audit event (through `memory.operations`); a
-look-up is audited once per visit (`support_requests.lookup_audit_due`). A user's pages
-work only after a look-up of that user in this session, always for the canonical
-(lower-case) UPN (`support_forms.valid_upn`), and each confirmation is good once, for the
-user and the action it was issued for. Calls to CoreAPI use the portal's own app token
-plus X-USER-IDENTITY for the looked-up user (docs/architecture.md, Identity and
-authorization); end-user calls never do.
+Every view checks the support role (`access.support_required`) and goes through
+`support_pages.support_door` (a look-up of that user in this session first); each change
+leaves an audit event (through `memory.operations`), and each confirmation is good once,
+for the user and the action it was issued for.
 """
 
 from __future__ import annotations
@@ -31,10 +27,8 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui import auth
-from memory_ui.audit import Action, agent_names_remember
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
 from memory_ui.memory.documents import content_hash
@@ -44,203 +38,40 @@ from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
     Version,
-    agents_list,
-    credentials_failed,
     memory_clear,
     memory_load_many,
-    memory_reveal,
-    user_lookup,
 )
-from memory_ui.memory.targets import Target, all_targets
-from memory_ui.web import stores, support_requests
-from memory_ui.web.access import signed_in, support_actor, support_required
-from memory_ui.web.support_forms import (
-    EVERY_MEMORY,
-    ClearRequestForm,
-    DeletionRequestForm,
-    LookupForm,
-    RevealForm,
-    valid_upn,
+from memory_ui.memory.targets import Target
+from memory_ui.web.access import support_actor, support_required
+from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
+from memory_ui.web.stores.support import (
+    DeletionRequest,
+    Exported,
+    Outcome,
+    nonce_issue,
+    request_get,
+    request_save,
+    request_start,
 )
-from memory_ui.web.support_requests import DeletionRequest, Exported, Outcome
+from memory_ui.web.support_pages import LookedUp, overview, support_door, user_targets
 
-OVERVIEW = "memory_ui/support/user.html"
 REQUEST_PAGE = "memory_ui/support/request.html"
 
 
-@require_http_methods(["GET", "POST"])
-@support_required
-def support_home(request: HttpRequest) -> HttpResponse:
-    """The look-up form. Only its POST (CSRF-checked) opens a user's overview, so a link
-    from elsewhere can neither look anyone up nor write audit events in staff's names."""
-    if request.method == "POST":
-        form = LookupForm(request.POST)
-        if form.is_valid():
-            upn = form.cleaned_data["upn"]
-            stores.lookup_remember(request.session, upn)
-            support_requests.lookup_audit_due(request.session, upn)
-            return redirect("support_user", upn=upn)
-        return render(request, "memory_ui/support/home.html", {"form": form}, status=400)
-    prefill = request.GET.get("upn", "")[:254]
-    return render(
-        request, "memory_ui/support/home.html", {"form": LookupForm(initial={"upn": prefill})}
-    )
-
-
-def _not_a_upn(request: HttpRequest, upn: str) -> HttpResponse:
-    context = {"form": LookupForm({"upn": upn})}
-    return render(request, "memory_ui/support/home.html", context, status=400)
-
-
-def _look_up_first(upn: str) -> HttpResponse:
-    """The look-up form, filled in: a user's pages open, and act, only after a look-up in
-    this session."""
-    return redirect(f"{reverse('support_home')}?{urlencode({'upn': upn})}")
-
-
-def _looked_up_upn(request: HttpRequest, upn: str) -> str | HttpResponse:
-    """The canonical form of the URL's UPN (`valid_upn`) when this session looked that user
-    up; otherwise the answer: 400 for a malformed UPN, the look-up form for the others.
-    Every view of a user checks this before anything else, so nothing is done or audited
-    without a look-up."""
-    canonical = valid_upn(upn)
-    if canonical is None:
-        return _not_a_upn(request, upn)
-    if not stores.looked_up(request.session, canonical):
-        if request.method == "POST":
-            messages.warning(request, f"Look {canonical} up first; nothing was done.")
-        return _look_up_first(canonical)
-    return canonical
-
-
-def _refused(
-    request: HttpRequest, upn: str, error: CoreAPIError | auth.SignInFailed
-) -> HttpResponse:
-    if isinstance(error, auth.SignInFailed):
-        message, status = error.message, 503
-    elif error.status == 403:
-        message = (
-            "CoreAPI refused to act for this user. Check the instance's identity substitution "
-            "settings (README: Connecting real Entra ID and CoreAPI) and that the UPN is allowed."
-        )
-        status = 403
-    else:
-        message, status = error.message, error.portal_status
-    context = {"upn": upn, "refusal": message}
-    return render(request, OVERVIEW, context, status=status)
-
-
-def _user_targets(actor: Actor) -> list[Target]:
-    """Every memory of the user the portal may act on, as the portal's service principal
-    sees them for that user; their agents' display names are kept for the audit pages."""
-    targets = all_targets(agents_list(actor))
-    agent_names_remember(t.agent for t in targets if t.agent)
-    return targets
-
-
-# --- look-up and overview ---------------------------------------------------------------
-
-
-def _overview(
-    request: HttpRequest,
-    upn: str,
-    actor: Actor,
-    targets: list[Target],
-    form: DeletionRequestForm | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    summaries = memory_load_many(actor, targets)
-    context = {
-        "upn": upn,
-        "summaries": summaries,
-        "request_form": form,
-        "every_memory": EVERY_MEMORY,
-        "chosen": form.data.getlist("scopes") if form is not None else [EVERY_MEMORY],
-        "request_nonce": stores.nonce_issue(request.session, upn, "request"),
-    }
-    return render(request, OVERVIEW, context, status=status)
-
-
-@require_GET
-@support_required
-def support_user(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _looked_up_upn(request, upn)
-    if isinstance(checked, HttpResponse):
-        return checked
-    if checked != upn:
-        # One address per user: the canonical UPN (a link may spell it otherwise).
-        return redirect("support_user", upn=checked)
-    # The look-up form's POST made one audit event due: this page records it, and coming
-    # back to it later (from a result, with Back) records nothing more.
-    due = support_requests.lookup_audit_is_due(request.session, upn)
-    try:
-        actor = support_actor(request, upn)
-        targets = user_lookup(actor) if due else all_targets(agents_list(actor))
-    except auth.SignInFailed as exc:
-        if due:
-            credentials_failed(signed_in(request), Action.LOOKUP, upn, exc.message)
-        return _refused(request, upn, exc)
-    except CoreAPIError as exc:
-        return _refused(request, upn, exc)
-    support_requests.lookup_audit_due(request.session, upn, due=False)
-    agent_names_remember(t.agent for t in targets if t.agent)
-    return _overview(request, upn, actor, targets)
-
-
 @require_POST
 @support_required
-def support_reveal(request: HttpRequest, upn: str) -> HttpResponse:
-    checked = _looked_up_upn(request, upn)
-    if isinstance(checked, HttpResponse):
-        return checked
-    upn = checked
-    form = RevealForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Give a reason (at least 5 characters) to reveal memory.")
-        return redirect("support_user", upn=upn)
-    reason = form.cleaned_data["reason"]
-    try:
-        revealed = memory_reveal(
-            support_actor(request, upn, reason), form.cleaned_data["scope_key"]
-        )
-    except auth.SignInFailed as exc:
-        credentials_failed(signed_in(request), Action.REVEAL, upn, exc.message, reason=reason)
-        return _refused(request, upn, exc)
-    except CoreAPIError as exc:
-        return _refused(request, upn, exc)
-    if revealed is None:
-        return render(request, "404.html", status=404)
-    context = {
-        "upn": upn,
-        "target": revealed.target,
-        "memory": revealed.memory,
-        "document": revealed.document,
-    }
-    return render(request, "memory_ui/support/reveal.html", context)
-
-
-# --- a deletion request -----------------------------------------------------------------
-
-
-@require_POST
-@support_required
-def support_request_start(request: HttpRequest, upn: str) -> HttpResponse:
+@support_door
+def support_request_start(request: HttpRequest, user: LookedUp) -> HttpResponse:
     """Reason, ticket and memories, once; then the request's own page (export, clear)."""
-    checked = _looked_up_upn(request, upn)
-    if isinstance(checked, HttpResponse):
-        return checked
-    upn = checked
-    try:
-        actor = support_actor(request, upn)
-        targets = _user_targets(actor)
-    except (auth.SignInFailed, CoreAPIError) as exc:
-        return _refused(request, upn, exc)
+    upn = user.upn
+    actor = support_actor(request, upn)
+    targets = user_targets(actor)
     form = DeletionRequestForm(request.POST, scope_choices=[(t.key, t.label) for t in targets])
     if not form.spend_nonce(request.session, upn=upn, action="request"):
         # The overview again, with what was typed and a fresh confirmation.
-        return _overview(request, upn, actor, targets, form, 409 if form.replayed else 400)
+        return overview(request, upn, actor, targets, form, 409 if form.replayed else 400)
     data = form.cleaned_data
-    started = support_requests.request_start(
+    started = request_start(
         request.session,
         upn=upn,
         reason=data["reason"],
@@ -273,15 +104,14 @@ HandlingView = Callable[[HttpRequest, Handling], HttpResponse]
 
 
 def _handling(view: HandlingView) -> Callable[..., HttpResponse]:
-    """The view runs for a deletion request of this session, for a user looked up in this
-    session, with the user's memories listed now."""
+    """The view runs for a deletion request of this session (for a user the door let
+    through), with the user's memories listed now."""
 
+    @support_door
     @wraps(view)
-    def wrapper(request: HttpRequest, upn: str, request_id: str) -> HttpResponse:
-        looked_up = _looked_up_upn(request, upn)
-        if isinstance(looked_up, HttpResponse):
-            return looked_up
-        record = support_requests.request_get(request.session, looked_up, request_id)
+    def wrapper(request: HttpRequest, user: LookedUp, request_id: str) -> HttpResponse:
+        looked_up = user.upn
+        record = request_get(request.session, looked_up, request_id)
         if record is None:
             messages.warning(
                 request,
@@ -289,11 +119,8 @@ def _handling(view: HandlingView) -> Callable[..., HttpResponse]:
                 "Start it again here.",
             )
             return redirect("support_user", upn=looked_up)
-        try:
-            actor = support_actor(request, looked_up, record.reason, record.ticket)
-            targets = _user_targets(actor)
-        except (auth.SignInFailed, CoreAPIError) as exc:
-            return _refused(request, looked_up, exc)
+        actor = support_actor(request, looked_up, record.reason, record.ticket)
+        targets = user_targets(actor)
         chosen = [t for t in targets if t.key in record.keys]
         return view(request, Handling(looked_up, record, actor, chosen))
 
@@ -339,7 +166,7 @@ def _request_page(
         "problem": problem,
         "clear_form": clear_form,
         "exported_at": _when(record.exported_at),
-        "clear_nonce": stores.nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
+        "clear_nonce": nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
     }
     return render(request, REQUEST_PAGE, context, status=status)
 
@@ -383,7 +210,7 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     }
     now = timezone.now()
     record.exported, record.exported_at = exported, now.isoformat()
-    support_requests.request_save(request.session, record)
+    request_save(request.session, record)
     stream = zip_stream(documents, build_manifest(documents, handling.upn, now), now)
     response = StreamingHttpResponse(stream, content_type="application/zip")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", f"memory-{handling.upn}-{record.ticket}")
@@ -444,19 +271,18 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
         if target.key in keys
     ]
     record.record_outcomes(outcomes, timezone.now().isoformat())
-    support_requests.request_save(request.session, record)
+    request_save(request.session, record)
     return redirect("support_request_result", upn=handling.upn, request_id=record.id)
 
 
 @require_GET
 @support_required
-def support_request_result(request: HttpRequest, upn: str, request_id: str) -> HttpResponse:
+@support_door
+def support_request_result(request: HttpRequest, user: LookedUp, request_id: str) -> HttpResponse:
     """What the clear did: a page of its own, so reloading it or coming back changes
     nothing. It needs no CoreAPI call: the session kept each memory's outcome."""
-    looked_up = _looked_up_upn(request, upn)
-    if isinstance(looked_up, HttpResponse):
-        return looked_up
-    record = support_requests.request_get(request.session, looked_up, request_id)
+    looked_up = user.upn
+    record = request_get(request.session, looked_up, request_id)
     if record is None or not record.cleared_at:
         return redirect("support_user", upn=looked_up)
     audit_query = urlencode({"subject": looked_up, "ticket": record.ticket})
@@ -470,5 +296,5 @@ def support_request_result(request: HttpRequest, upn: str, request_id: str) -> H
         "changed": [o for o in record.outcomes if o.status == "changed"],
     }
     if record.retryable:
-        context["nonce"] = stores.nonce_issue(request.session, looked_up, f"clear:{record.id}")
+        context["nonce"] = nonce_issue(request.session, looked_up, f"clear:{record.id}")
     return render(request, "memory_ui/support/results.html", context)

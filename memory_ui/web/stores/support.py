@@ -1,6 +1,7 @@
-"""What the session keeps of support staff's work between requests: deletion requests
-under way (reason, ticket, which memories, the versions their export handed over, the
-outcome of the clear) and which look-ups still owe their audit event.
+"""What the session keeps of support staff's work between requests: single-use
+confirmations, look-ups (which were made, which still owe their audit event) and deletion
+requests under way (reason, ticket, which memories, the versions their export handed over,
+the outcome of the clear).
 
 A request lives in the session of the staff member who started it, bound to the user it is
 for, so its id confirms nothing for another user or another person.
@@ -115,6 +116,56 @@ def request_get(session: SessionBase, upn: str, request_id: str) -> DeletionRequ
 
 def request_save(session: SessionBase, request: DeletionRequest) -> None:
     session[SESSION_REQUESTS] = {**_requests(session), request.id: asdict(request)}
+
+
+# --- Single-use confirmations (support): a replayed POST does nothing, and a confirmation
+# issued for one user and one action (export or clear) confirms nothing else, so a form
+# for alice cannot export bob's memory.
+
+SESSION_NONCES = "support_nonces"
+NONCES_KEPT = 21
+
+
+def _nonces(session: SessionBase) -> list[list[str]]:
+    """[nonce, casefolded UPN, action], oldest first. Bare strings (issued before nonces
+    were bound) confirm nothing and are dropped."""
+    kept = session.get(SESSION_NONCES, [])
+    return [n for n in kept if isinstance(n, list) and len(n) == 3]
+
+
+def nonce_issue(session: SessionBase, upn: str, action: str) -> str:
+    """A confirmation for `action` on `upn`'s memory, good once."""
+    nonce = secrets.token_urlsafe(16)
+    recent = _nonces(session)[-(NONCES_KEPT - 1) :]
+    session[SESSION_NONCES] = [*recent, [nonce, upn.casefold(), action]]
+    return nonce
+
+
+def nonce_spend(session: SessionBase, nonce: str, upn: str, action: str) -> bool:
+    """Use `nonce` up; True only when it was issued for this `upn` and `action`. Sent for
+    another user or action it is used up all the same: a form never posts it there."""
+    nonces = _nonces(session)
+    found = next((n for n in nonces if n[0] == nonce), None)
+    if found is None:
+        return False
+    nonces.remove(found)
+    session[SESSION_NONCES] = nonces
+    return found[1:] == [upn.casefold(), action]
+
+
+# --- Support look-ups: an overview opens only after a look-up through the (CSRF-checked)
+# form, so a link from elsewhere cannot write audit events in staff's names.
+
+SESSION_LOOKUPS = "support_lookups"
+
+
+def lookup_remember(session: SessionBase, upn: str) -> None:
+    recent = [u for u in session.get(SESSION_LOOKUPS, []) if u != upn.casefold()]
+    session[SESSION_LOOKUPS] = [*recent[-19:], upn.casefold()]
+
+
+def looked_up(session: SessionBase, upn: str) -> bool:
+    return upn.casefold() in session.get(SESSION_LOOKUPS, [])
 
 
 # --- One look-up audit event per visit: the look-up form's POST makes one due, and the

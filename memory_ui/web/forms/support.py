@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 
 from memory_ui.audit import Action
-from memory_ui.web.confirm import NonceConfirmation, UPNConfirmation
+from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
 
 UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 EVERY_MEMORY = "all"

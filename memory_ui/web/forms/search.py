@@ -1,0 +1,70 @@
+"""Search across every memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from memory_ui.coreapi import Agent
+from memory_ui.memory.targets import Target, all_targets, valid_agent_name
+
+
+class SearchForm(forms.Form):
+    """Filters for searching all of a user's memory. `agent` chooses one memory: an agent
+    from the user's own list (CoreAPI's answer, given by the view; any other name is a form
+    error, 400), `SHARED` for the shared memory, or empty for every memory. Dates are whole
+    days in the portal's time zone."""
+
+    SHARED = "_shared"  # never an agent name: those start with a letter
+
+    q = forms.CharField(
+        label="Text", required=False, max_length=200, strip=True, widget=forms.SearchInput
+    )
+    agent = forms.ChoiceField(label="Memory", required=False)
+    reason = forms.CharField(label="Reason contains", required=False, max_length=200, strip=True)
+    date_from = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: Any, agents: list[Agent] | None, **kwargs: Any) -> None:
+        """`agents` None: the user's agent list could not be read. An agent chosen then
+        stays chosen (when it is a well-formed name) but names no memory (`targets`)."""
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        chosen = self.data.get("agent", "")
+        if agents is None:
+            unknown = [(chosen, chosen)] if valid_agent_name(chosen) else []
+        else:
+            unknown = []
+        self.fields["agent"].choices = [
+            ("", "Every memory"),
+            (self.SHARED, "Shared with every agent"),
+            *((agent.name, agent.display_name) for agent in agents or ()),
+            *unknown,
+        ]
+        self.agents = agents or []
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("date_from"), data.get("date_to")
+        if first and last and first > last:
+            self.add_error("date_to", "The end date is before the start date.")
+        return data
+
+    def targets(self) -> list[Target]:
+        """The memories to search (after `is_valid()`)."""
+        chosen = self.cleaned_data["agent"]
+        if chosen == self.SHARED:
+            return [Target("user")]
+        if chosen:
+            return [Target("agent", a) for a in self.agents if a.name == chosen]  # or none
+        return all_targets(self.agents)
+
+    @classmethod
+    def choice(cls, target: Target) -> str:
+        """The `agent` value that searches only `target`."""
+        return target.agent_name or cls.SHARED

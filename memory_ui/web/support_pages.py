@@ -1,0 +1,127 @@
+"""What every support screen shares: the door each view of a looked-up user goes
+through (`support_door`: the canonical UPN, only after a look-up in this session), the
+page CoreAPI's or the sign-in's refusal shows, the user's memories, and the overview.
+
+Calls to CoreAPI use the portal's own app token plus X-USER-IDENTITY for the looked-up
+user (docs/architecture.md, Identity and authorization); end-user calls never do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from memory_ui import auth
+from memory_ui.audit import agent_names_remember
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.operations import Actor, agents_list, memory_load_many
+from memory_ui.memory.targets import Target, all_targets
+from memory_ui.web.forms.support import EVERY_MEMORY, DeletionRequestForm, LookupForm, valid_upn
+from memory_ui.web.stores.support import looked_up, nonce_issue
+
+OVERVIEW = "memory_ui/support/user.html"
+
+
+@dataclass(frozen=True)
+class LookedUp:
+    """The user a support view acts for: `upn` canonical (lower-case), `as_written` as the
+    URL spelled it."""
+
+    upn: str
+    as_written: str
+
+
+class Turned(Exception):
+    """The door's answer instead of the view's (no look-up yet, a malformed UPN)."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__()
+        self.response = response
+
+
+def _looked_up_user(request: HttpRequest, upn: str) -> LookedUp:
+    """The URL's user when this session looked them up; otherwise `Turned`: 400 for a
+    malformed UPN, the look-up form (filled in) for the others. Nothing is done or audited
+    without a look-up."""
+    canonical = valid_upn(upn)
+    if canonical is None:
+        form = LookupForm({"upn": upn})
+        raise Turned(render(request, "memory_ui/support/home.html", {"form": form}, status=400))
+    if not looked_up(request.session, canonical):
+        if request.method == "POST":
+            messages.warning(request, f"Look {canonical} up first; nothing was done.")
+        raise Turned(redirect(f"{reverse('support_home')}?{urlencode({'upn': canonical})}"))
+    return LookedUp(canonical, upn)
+
+
+SupportView = Callable[..., HttpResponse]
+
+
+def support_door(view: SupportView) -> SupportView:
+    """The view runs for a user looked up in this session, handed over as `LookedUp`; a
+    refusal by the sign-in or CoreAPI anywhere in it becomes the refusal page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, upn: str, *args: object, **kwargs: object) -> HttpResponse:
+        try:
+            user = _looked_up_user(request, upn)
+        except Turned as turned:
+            return turned.response
+        try:
+            return view(request, user, *args, **kwargs)
+        except (auth.SignInFailed, CoreAPIError) as exc:
+            return refused(request, user.upn, exc)
+
+    return wrapper
+
+
+def refused(
+    request: HttpRequest, upn: str, error: CoreAPIError | auth.SignInFailed
+) -> HttpResponse:
+    if isinstance(error, auth.SignInFailed):
+        message, status = error.message, 503
+    elif error.status == 403:
+        message = (
+            "CoreAPI refused to act for this user. Check the instance's identity substitution "
+            "settings (README: Connecting real Entra ID and CoreAPI) and that the UPN is allowed."
+        )
+        status = 403
+    else:
+        message, status = error.message, error.portal_status
+    context = {"upn": upn, "refusal": message}
+    return render(request, OVERVIEW, context, status=status)
+
+
+def user_targets(actor: Actor) -> list[Target]:
+    """Every memory of the user the portal may act on, as the portal's service principal
+    sees them for that user; their agents' display names are kept for the audit pages."""
+    targets = all_targets(agents_list(actor))
+    agent_names_remember(t.agent for t in targets if t.agent)
+    return targets
+
+
+def overview(
+    request: HttpRequest,
+    upn: str,
+    actor: Actor,
+    targets: list[Target],
+    form: DeletionRequestForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    summaries = memory_load_many(actor, targets)
+    context = {
+        "upn": upn,
+        "summaries": summaries,
+        "request_form": form,
+        "every_memory": EVERY_MEMORY,
+        "chosen": form.data.getlist("scopes") if form is not None else [EVERY_MEMORY],
+        "request_nonce": nonce_issue(request.session, upn, "request"),
+    }
+    return render(request, OVERVIEW, context, status=status)

@@ -1,0 +1,98 @@
+"""Support staff: look a user up, see their overview, reveal one memory.
+
+Every view here checks the support role itself (`access.support_required`), and every
+read of content leaves an audit event (through `memory.operations`); a look-up is audited
+once per visit (`lookup_audit_due`). A user's pages work only after a look-up of that user
+in this session, always for the canonical (lower-case) UPN (`support_pages.support_door`).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memory_ui import auth
+from memory_ui.audit import Action, agent_names_remember
+from memory_ui.memory.operations import (
+    agents_list,
+    credentials_failed,
+    memory_reveal,
+    user_lookup,
+)
+from memory_ui.memory.targets import all_targets
+from memory_ui.web.access import signed_in, support_actor, support_required
+from memory_ui.web.forms.support import LookupForm, RevealForm
+from memory_ui.web.stores.support import lookup_audit_due, lookup_audit_is_due, lookup_remember
+from memory_ui.web.support_pages import LookedUp, overview, support_door
+
+
+@require_http_methods(["GET", "POST"])
+@support_required
+def support_home(request: HttpRequest) -> HttpResponse:
+    """The look-up form. Only its POST (CSRF-checked) opens a user's overview, so a link
+    from elsewhere can neither look anyone up nor write audit events in staff's names."""
+    if request.method == "POST":
+        form = LookupForm(request.POST)
+        if form.is_valid():
+            upn = form.cleaned_data["upn"]
+            lookup_remember(request.session, upn)
+            lookup_audit_due(request.session, upn)
+            return redirect("support_user", upn=upn)
+        return render(request, "memory_ui/support/home.html", {"form": form}, status=400)
+    prefill = request.GET.get("upn", "")[:254]
+    return render(
+        request, "memory_ui/support/home.html", {"form": LookupForm(initial={"upn": prefill})}
+    )
+
+
+@require_GET
+@support_required
+@support_door
+def support_user(request: HttpRequest, user: LookedUp) -> HttpResponse:
+    upn = user.upn
+    if user.as_written != upn:
+        # One address per user: the canonical UPN (a link may spell it otherwise).
+        return redirect("support_user", upn=upn)
+    # The look-up form's POST made one audit event due: this page records it, and coming
+    # back to it later (from a result, with Back) records nothing more.
+    due = lookup_audit_is_due(request.session, upn)
+    try:
+        actor = support_actor(request, upn)
+        targets = user_lookup(actor) if due else all_targets(agents_list(actor))
+    except auth.SignInFailed as exc:
+        if due:
+            credentials_failed(signed_in(request), Action.LOOKUP, upn, exc.message)
+        raise
+    lookup_audit_due(request.session, upn, due=False)
+    agent_names_remember(t.agent for t in targets if t.agent)
+    return overview(request, upn, actor, targets)
+
+
+@require_POST
+@support_required
+@support_door
+def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
+    upn = user.upn
+    form = RevealForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give a reason (at least 5 characters) to reveal memory.")
+        return redirect("support_user", upn=upn)
+    reason = form.cleaned_data["reason"]
+    try:
+        revealed = memory_reveal(
+            support_actor(request, upn, reason), form.cleaned_data["scope_key"]
+        )
+    except auth.SignInFailed as exc:
+        credentials_failed(signed_in(request), Action.REVEAL, upn, exc.message, reason=reason)
+        raise
+    if revealed is None:
+        return render(request, "404.html", status=404)
+    context = {
+        "upn": upn,
+        "target": revealed.target,
+        "memory": revealed.memory,
+        "document": revealed.document,
+    }
+    return render(request, "memory_ui/support/reveal.html", context)
