@@ -23,6 +23,7 @@ from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.identity import Identity
 from memory_ui.memory.operations import Actor, agents_list
 from memory_ui.memory.targets import Target
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import TargetForm
 
 View = Callable[..., HttpResponse]
@@ -82,16 +83,17 @@ def target_for(request: HttpRequest, scope: str, agent_name: str | None) -> Targ
     raise Http404("Unknown memory scope.")
 
 
-def form_target(request: HttpRequest, form: TargetForm) -> Target | CoreAPIError:
-    """The memory the form names; the CoreAPIError when the user's agents could not be
-    listed. A forged scope is a 400; an agent that isn't the user's a 404."""
+def form_target(request: HttpRequest, form: TargetForm) -> Target:
+    """The memory the form names; `AgentsUnlisted` when the user's agents could not be
+    listed (the view's `errors.answers_unlisted` answers it). A forged scope is a 400; an
+    agent that isn't the user's a 404."""
     if not form.names_a_memory:
         raise BadRequest("Unknown memory scope.")
     data = form.cleaned_data
     try:
         return target_for(request, data["scope"], data["agent"] or None)
     except CoreAPIError as exc:
-        return exc
+        raise AgentsUnlisted(form, exc) from exc
 
 
 def as_named(form: TargetForm) -> Target:

@@ -39,6 +39,7 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
+from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     into_change_panel,
@@ -62,10 +63,9 @@ from memory_ui.web.stores.undo import (
 # --- which memory ----------------------------------------------------------------------
 
 
-def _agents_unavailable(
-    request: HtmxHttpRequest, form: forms.TargetForm, error: CoreAPIError
-) -> HttpResponse:
+def _agents_unavailable(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
     """The user's agents could not be listed, so no agent memory can be changed now."""
+    form, error = unlisted.form, unlisted.error
     messages.error(request, f"Nothing was changed. {error.message}")
     if request.htmx:
         return no_swap(error.portal_status)
@@ -138,8 +138,6 @@ def _delete(
     **shown: Any,
 ) -> HttpResponse:
     target = form_target(request, form)
-    if isinstance(target, CoreAPIError):
-        return _agents_unavailable(request, form, target)
     if form.errors:
         messages.error(request, f"Nothing was deleted. {forms.first_error(form)}")
         return _page_now(request, target, status=400, **shown)
@@ -206,6 +204,7 @@ def _changed_meanwhile(
 
 @require_POST
 @login_required
+@answers_unlisted(_agents_unavailable)
 def delete_entry(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.DeleteEntryForm(request.POST)
     return _delete(request, form, _remove_entry, "entry")
@@ -213,6 +212,7 @@ def delete_entry(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
+@answers_unlisted(_agents_unavailable)
 def delete_list_item(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.DeleteLinesForm(request.POST)
     return _delete(request, form, _remove_list_item, "item", items_open=True)
@@ -220,11 +220,10 @@ def delete_list_item(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
+@answers_unlisted(_agents_unavailable)
 def undo(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.UndoForm(request.POST)
     target = form_target(request, form)
-    if isinstance(target, CoreAPIError):
-        return _agents_unavailable(request, form, target)
     token = form.cleaned_data.get("token", "")
     record = undo_record(request.session, token, target)
     if record is None:
@@ -273,20 +272,27 @@ def _render_panel(
     )
 
 
+def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    """Without the agent list: on opening, as for any change; after a POST, the note panel
+    again with what was typed."""
+    if request.method == "GET":
+        return _agents_unavailable(request, unlisted)
+    form, error = unlisted.form, unlisted.error
+    assert isinstance(form, forms.AppendForm)
+    message = f"Nothing was added. {error.message}"
+    return _append_panel(request, as_named(form), form, error.portal_status, message)
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
+@answers_unlisted(_append_unlisted)
 def append(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         form = forms.TargetForm(request.GET)
         target = form_target(request, form)
-        if isinstance(target, CoreAPIError):
-            return _agents_unavailable(request, form, target)
         return _render_panel(request, "memory_ui/append.html", target)
     form = forms.AppendForm(request.POST)
     target = form_target(request, form)
-    if isinstance(target, CoreAPIError):
-        error = f"Nothing was added. {target.message}"
-        return _append_panel(request, as_named(form), form, target.portal_status, error)
     if form.errors:
         return _append_panel(request, target, form, 400)
     if not submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
@@ -338,14 +344,13 @@ def _clear_panel(
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@answers_unlisted(_agents_unavailable)
 def clear(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         form = forms.TargetForm(request.GET)
     else:
         form = forms.ClearForm(request.POST)
     target = form_target(request, form)
-    if isinstance(target, CoreAPIError):
-        return _agents_unavailable(request, form, target)
     if request.method == "GET":
         return _clear_panel(request, target)
     if form.errors:

@@ -25,6 +25,7 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, signed_in, user_actor
+from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import not_done
@@ -40,8 +41,21 @@ def _render_edit(
     )
 
 
+def _edit_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    """Without the agent list: the editor for the memory as the form named it, with what
+    was typed (after a POST) and why nothing was saved."""
+    form, error = unlisted.form, unlisted.error
+    status = error.portal_status
+    if request.method == "GET":
+        return _render_edit(request, as_named(form), status=status, load_error=error)
+    assert isinstance(form, forms.EditForm)
+    message = f"Nothing was saved. {error.message}"
+    return _render_edit(request, as_named(form), status=status, error=message, **form.typed())
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
+@answers_unlisted(_edit_unlisted)
 def edit(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _edit_start(request)
@@ -49,14 +63,6 @@ def edit(request: HtmxHttpRequest) -> HttpResponse:
     target = form_target(request, form)
     # Whatever happens below, what the user typed goes back to them as they typed it.
     typed = form.typed()
-    if isinstance(target, CoreAPIError):
-        return _render_edit(
-            request,
-            as_named(form),
-            status=target.portal_status,
-            error=f"Nothing was saved. {target.message}",
-            **typed,
-        )
     if form.errors:
         error = f"Nothing was saved. {forms.first_error(form)}"
         return _render_edit(request, target, status=400, error=error, form=form, **typed)
@@ -97,8 +103,6 @@ def _edit_save(
 def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.TargetForm(request.GET)
     target = form_target(request, form)
-    if isinstance(target, CoreAPIError):
-        return _render_edit(request, as_named(form), status=target.portal_status, load_error=target)
     try:
         memory = memory_read(user_actor(request), target)
     except CoreAPIError as exc:

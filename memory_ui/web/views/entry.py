@@ -26,6 +26,7 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, form_target, user_actor
+from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import not_done
@@ -51,8 +52,23 @@ def _entry_of(loaded: Loaded, index: int) -> Entry | None:
     return document.entries[index]
 
 
+def _entry_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    """Without the agent list: the entry form for the memory as the form named it, with
+    what was typed (after a POST) and why nothing was saved."""
+    form, error = unlisted.form, unlisted.error
+    assert isinstance(form, forms.EntryForm)
+    index = form.cleaned_data.get("index") or 0
+    status = error.portal_status
+    if request.method == "GET":
+        return _render(request, as_named(form), index, status=status, load_error=error)
+    assert isinstance(form, forms.EntryEditForm)
+    message = f"Nothing was saved. {error.message}"
+    return _render(request, as_named(form), index, status=status, error=message, **form.typed())
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
+@answers_unlisted(_entry_unlisted)
 def entry_edit(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _start(request)
@@ -60,11 +76,6 @@ def entry_edit(request: HtmxHttpRequest) -> HttpResponse:
     target = form_target(request, form)
     typed = form.typed()  # whatever happens below, what was typed goes back as typed
     index = form.cleaned_data.get("index") or 0
-    if isinstance(target, CoreAPIError):
-        error = f"Nothing was saved. {target.message}"
-        return _render(
-            request, as_named(form), index, status=target.portal_status, error=error, **typed
-        )
     if form.errors:
         error = f"Nothing was saved. {forms.first_error(form)}"
         return _render(request, target, index, status=400, error=error, form=form, **typed)
@@ -77,10 +88,6 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.EntryForm(request.GET)
     target = form_target(request, form)
     index = form.cleaned_data.get("index") or 0
-    if isinstance(target, CoreAPIError):
-        return _render(
-            request, as_named(form), index, status=target.portal_status, load_error=target
-        )
     if form.errors:
         return _render(request, target, index, status=400, missing=True)
     loaded = memory_load(user_actor(request), target)
