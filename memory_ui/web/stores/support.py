@@ -59,6 +59,10 @@ class DeletionRequest:
     outcomes: list[Outcome] = field(default_factory=list)
 
     @property
+    def title(self) -> str:
+        return f"Deletion request {self.ticket}"
+
+    @property
     def exported_all(self) -> bool:
         return all(key in self.exported for key in self.keys)
 

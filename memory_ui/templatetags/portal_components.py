@@ -1,0 +1,62 @@
+"""`{% load portal_components %}`: the portal's repeated page parts, written once.
+
+- `{% breadcrumb label url … here %}`: where the page sits. Label/URL pairs for the pages
+  above it, then its own label (not a link). The trail starts at "Your memory" (the
+  dashboard), or at "Support" with `root="support"`.
+- `{% alert message lead="We couldn't …" retry=url %}`: an error (or `kind="warning"`)
+  announced to screen readers (`role="alert"`), with an optional "Try again" link and
+  `focus=True` to move focus to it after a change that failed.
+- `{{ target|crumb }}`: a memory's own crumb on its page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.urls import reverse
+
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
+
+register = template.Library()
+
+ROOTS = {"memory": ("Your memory", "dashboard"), "support": ("Support", "support_home")}
+
+
+@register.inclusion_tag("memory_ui/components/breadcrumb.html")
+def breadcrumb(*trail: str, root: str = "memory") -> dict[str, Any]:
+    *above, here = trail
+    label, url_name = ROOTS[root]
+    links = [(label, reverse(url_name)), *zip(above[::2], above[1::2], strict=True)]
+    return {"links": links, "here": here}
+
+
+@register.inclusion_tag("memory_ui/components/alert.html")
+def alert(
+    message: object,
+    *,
+    lead: str = "",
+    retry: str = "",
+    retry_label: str = "Try again",
+    kind: str = "error",
+    focus: bool = False,
+) -> dict[str, Any]:
+    return {
+        "message": message,
+        "lead": lead,
+        "retry": retry,
+        "retry_label": retry_label,
+        "kind": kind,
+        "focus": focus,
+    }
+
+
+@register.filter
+def crumb(target: Target | str) -> str:
+    """A memory page's last crumb: the agent (and "what it sees" on the combined page) or
+    the shared memory (also when the page has no target: its agent could not be found)."""
+    if not isinstance(target, Target) or target.agent is None:
+        return USER_MEMORY_LABEL
+    if target.scope == "combined":
+        return f"{target.agent.display_name} · what it sees"
+    return target.agent.display_name
