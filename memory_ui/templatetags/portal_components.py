@@ -5,7 +5,8 @@
   dashboard), or at "Support" with `root="support"`.
 - `{% alert message lead="We couldn't …" retry=url %}`: an error (or `kind="warning"`)
   announced to screen readers (`role="alert"`), with an optional "Try again" link and
-  `focus=True` to move focus to it after a change that failed.
+  `focus=True` to move focus to it after a change that failed. `message` may be a
+  CoreAPIError: its message, and "Sign in again" when the sign-in expired (401).
 - `{{ target|crumb }}`: a memory's own crumb on its page.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
+from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 
 register = template.Library()
@@ -31,8 +33,9 @@ def breadcrumb(*trail: str, root: str = "memory") -> dict[str, Any]:
     return {"links": links, "here": here}
 
 
-@register.inclusion_tag("memory_ui/components/alert.html")
+@register.inclusion_tag("memory_ui/components/alert.html", takes_context=True)
 def alert(
+    context: template.Context,
     message: object,
     *,
     lead: str = "",
@@ -41,8 +44,13 @@ def alert(
     kind: str = "error",
     focus: bool = False,
 ) -> dict[str, Any]:
+    # A CoreAPI error shows its message; an expired sign-in offers to sign in again (back
+    # to this page) instead of a retry that could only fail the same way.
+    sign_in = isinstance(message, CoreAPIError) and message.status == 401
     return {
-        "message": message,
+        "request": context.get("request"),
+        "message": message.message if isinstance(message, CoreAPIError) else message,
+        "sign_in": sign_in,
         "lead": lead,
         "retry": retry,
         "retry_label": retry_label,

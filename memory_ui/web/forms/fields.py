@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 
 from memory_ui.memory.operations import Version
-from memory_ui.memory.targets import valid_agent_name
+from memory_ui.memory.targets import USER_MEMORY_LABEL, valid_agent_name
 
 # A whole document, as large as an import may be (so whatever was imported can be edited);
 # notes are short by nature.
@@ -74,9 +74,7 @@ def first_error(form: forms.Form) -> str:
 class TargetForm(forms.Form):
     """Which memory: the user's own (`scope=user`) or one of their agents' (`scope=agent`)."""
 
-    scope = forms.ChoiceField(
-        choices=[("user", "Shared with every agent"), ("agent", "An agent's memory")]
-    )
+    scope = forms.ChoiceField(choices=[("user", USER_MEMORY_LABEL), ("agent", "An agent's memory")])
     agent = forms.CharField(required=False, max_length=100)
 
     def clean_agent(self) -> str:

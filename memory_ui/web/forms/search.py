@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from memory_ui.coreapi import Agent
-from memory_ui.memory.targets import Target, all_targets, valid_agent_name
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, all_targets, valid_agent_name
 
 
 class SearchForm(forms.Form):
@@ -42,7 +42,7 @@ class SearchForm(forms.Form):
             unknown = []
         self.fields["agent"].choices = [
             ("", "Every memory"),
-            (self.SHARED, "Shared with every agent"),
+            (self.SHARED, USER_MEMORY_LABEL),
             *((agent.name, agent.display_name) for agent in agents or ()),
             *unknown,
         ]

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
-from memory_ui.memory.targets import Target
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
@@ -143,7 +143,7 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
         "title": target.title,
         "memory_url": target_url(target),
         "groups": [
-            _group(shared, "Shared with every agent"),
+            _group(shared, USER_MEMORY_LABEL),
             _group(own, f"Only {target.agent.display_name}"),
         ],
         "sees_nothing": all(
