@@ -2,7 +2,7 @@
 version) and the dashboard's batches of agent cards still to load (once per process).
 
 A part's HTML depends on the document (cached by its hash: `memory_ui.memory.paging`), on
-whether it can be deleted here, and on the time: "3 days ago". It is kept with the parsed
+how the page shows it (`PartView`: deletable here, links) and on the time: "3 days ago". It is kept with the parsed
 document and rendered again when the minute changes, so a relative time is at most a
 minute old. It holds no per-user data: Delete buttons submit the page's one form, which
 carries the CSRF token and version (memory.html).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
@@ -20,34 +21,39 @@ from memory_ui.coreapi import Agent
 from memory_ui.memory.paging import Page, Prepared
 
 
-def parts_html(
-    prepared: Prepared,
-    page: Page,
-    *,
-    deletable: bool,
-    memory_url: str,
-    edit_url: str = "",
-    linked: bool = False,
-) -> list[SafeString]:
-    """Each part's <li>; `edit_url` (the one-entry editor with the memory's query, or "")
-    adds an Edit link to each entry, `linked` a link to the entry on `memory_url` (for
-    cards shown away from their memory's page: "What it sees")."""
+@dataclass(frozen=True)
+class PartView:
+    """How the parts of one page are shown: every input of part.html besides the part
+    itself and the time. It is the render cache's key, so a new template input added here
+    is part of the key by construction (nothing to keep in step by hand).
+
+    `edit_url` (the one-entry editor with the memory's query, or "") adds an Edit link to
+    each entry; `linked` a link to the entry on `memory_url` (for cards shown away from
+    their memory's page: "What it sees")."""
+
+    deletable: bool
+    memory_url: str
+    edit_url: str = ""
+    linked: bool = False
+
+    @property
+    def editable(self) -> bool:
+        return bool(self.edit_url)
+
+
+def parts_html(prepared: Prepared, page: Page, view: PartView) -> list[SafeString]:
+    """Each part's <li>, rendered once per document version, `view` and minute. Rendering
+    in the page's own loop instead costs a template render per part per request, and a
+    1 MiB document has thousands of parts (bench/portal.py measures it)."""
     minute = int(time.time() // 60)
     rendered = []
     for part in page.parts:
 
         def render(part=part) -> SafeString:
-            context = {
-                "part": part,
-                "deletable": deletable,
-                "editable": bool(edit_url),
-                "edit_url": edit_url,
-                "memory_url": memory_url,
-                "linked": linked,
-            }
+            context = {"part": part, "view": view}
             return render_to_string("memory_ui/components/part.html", context)
 
-        key = ("part", part.position, deletable, memory_url, edit_url, linked, minute)
+        key = ("part", part.position, view, minute)
         # render_to_string returns a SafeString (the template escaped what it inserted);
         # the memo keeps that object as it is.
         rendered.append(prepared.memo(key, render, replaces=key[:-1]))

@@ -16,7 +16,7 @@ from memory_ui.memory.operations import Loaded
 from memory_ui.web.forms import ViewForm
 from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_fragment, render_page
 from memory_ui.web.links import target_query, target_url
-from memory_ui.web.parts import parts_html
+from memory_ui.web.parts import PartView, parts_html
 from memory_ui.web.stores.undo import undo_record
 
 
@@ -55,13 +55,8 @@ def memory_context(
             edit_url = ""
             if deletable and prepared.document.structured:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
-            context["part_html"] = parts_html(
-                prepared,
-                page,
-                deletable=deletable,
-                memory_url=target_url(target),
-                edit_url=edit_url,
-            )
+            shown = PartView(deletable, target_url(target), edit_url)
+            context["part_html"] = parts_html(prepared, page, shown)
     return context
 
 

@@ -15,7 +15,7 @@ from memory_ui.web.access import target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.parts import card_batches, parts_html
+from memory_ui.web.parts import PartView, card_batches, parts_html
 from memory_ui.web.screens import memory_page
 
 
@@ -121,9 +121,8 @@ def _group(loaded: Loaded, heading: str) -> dict[str, object]:
         group["page"] = page
         group["document"] = prepared.document
         if page is not None:
-            group["part_html"] = parts_html(
-                prepared, page, deletable=False, memory_url=home, linked=True
-            )
+            shown = PartView(deletable=False, memory_url=home, linked=True)
+            group["part_html"] = parts_html(prepared, page, shown)
     return group
 
 
