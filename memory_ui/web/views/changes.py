@@ -90,7 +90,7 @@ def _page_now(
 def _changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: Any):
     """For htmx: the updated #memory-content, and the change panel closed (out of band)."""
     context = {**memory_context(Loaded(target, memory)), **extra}
-    return render_fragment(request, "memory_ui/components/memory_actions.html#changed", context)
+    return render_fragment(request, "memory_ui/memory_changed.html", context)
 
 
 def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) -> HttpResponse:
