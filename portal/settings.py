@@ -204,6 +204,7 @@ TEMPLATES = [
         },
     },
 ]
+FORM_RENDERER = "memory_ui.web.forms.renderer.PortalFormRenderer"
 
 DATABASES = {
     "default": dj_database_url.parse(

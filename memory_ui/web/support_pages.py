@@ -116,12 +116,14 @@ def overview(
     status: int = 200,
 ) -> HttpResponse:
     summaries = memory_load_many(actor, targets)
+    if form is None:
+        form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
     context = {
         "upn": upn,
         "summaries": summaries,
         "request_form": form,
         "every_memory": EVERY_MEMORY,
-        "chosen": form.data.getlist("scopes") if form is not None else [EVERY_MEMORY],
+        "chosen": form.data.getlist("scopes") if form.is_bound else [EVERY_MEMORY],
         "request_nonce": nonce_issue(request.session, upn, "request"),
     }
     return render(request, OVERVIEW, context, status=status)

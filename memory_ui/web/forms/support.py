@@ -49,10 +49,17 @@ class DeletionRequestForm(NonceConfirmation):
     export and the clear) and which memories, `all` meaning every one of them. The
     confirmation is issued for this user and this action and works once."""
 
-    reason = forms.CharField(label="Reason", max_length=500, min_length=5, strip=True)
+    reason = forms.CharField(
+        label="Reason",
+        max_length=500,
+        min_length=5,
+        strip=True,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. Privacy request received by email"}),
+    )
     ticket = forms.RegexField(
         label="Ticket reference",
         max_length=100,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. PRIV-1234"}),
         regex=r"^[A-Za-z0-9][A-Za-z0-9._#/:-]*$",
         error_messages={"invalid": "Use letters, digits and . _ # / : - only."},
     )
@@ -61,7 +68,7 @@ class DeletionRequestForm(NonceConfirmation):
     )
 
     def __init__(self, *args: Any, scope_choices: list[tuple[str, str]], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, auto_id="request-%s", **kwargs)
         self.keys = [key for key, _ in scope_choices]
         self.fields["scopes"].choices = [(EVERY_MEMORY, "All memories"), *scope_choices]
 
