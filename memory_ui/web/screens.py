@@ -1,20 +1,32 @@
 """What several screens show alike, so no view module imports another: why a change
 failed (`not_done`), a memory's page after a change as on a visit (`memory_context`,
-`memory_page`), and the page for a CoreAPI failure before a form could be built
-(`failure_page`)."""
+`memory_page`, `page_now`, `changed`, `action_failed`), the answer when the user's agents
+could not be listed (`agents_unavailable`), and the page for a CoreAPI failure before a
+form could be built (`failure_page`)."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.operations import Loaded
+from memory_ui.coreapi import CoreAPIError, Memory
+from memory_ui.memory.operations import Loaded, memory_load
+from memory_ui.memory.targets import Target
+from memory_ui.web.access import user_actor
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import ViewForm
-from memory_ui.web.htmx import HtmxHttpRequest, as_whole_page, render_fragment, render_page
+from memory_ui.web.htmx import (
+    HtmxHttpRequest,
+    as_whole_page,
+    no_swap,
+    render_fragment,
+    render_page,
+)
 from memory_ui.web.links import target_query, target_url
 from memory_ui.web.parts import PartView, parts_html
 from memory_ui.web.stores.undo import undo_record
@@ -90,3 +102,41 @@ def failure_page(
         status=error.portal_status,
     )
     return as_whole_page(request, response)
+
+
+# --- after a change (changes, deletes) ------------------------------------------------
+
+
+def agents_unavailable(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    """The user's agents could not be listed, so no agent memory can be changed now."""
+    form, error = unlisted.form, unlisted.error
+    messages.error(request, f"Nothing was changed. {error.message}")
+    if request.htmx:
+        return no_swap(error.portal_status)
+    return render(
+        request,
+        "memory_ui/memory.html",
+        {"error": error, "title": "Your memory", "scope": form.data.get("scope")},
+        status=error.portal_status,
+    )
+
+
+def page_now(
+    request: HtmxHttpRequest, target: Target, *, status: int = 200, **extra: Any
+) -> HttpResponse:
+    """The memory page (for htmx its #memory-content) as CoreAPI has it now."""
+    return memory_page(request, memory_load(user_actor(request), target), status=status, **extra)
+
+
+def changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: Any):
+    """For htmx: the updated #memory-content, and the change panel closed (out of band)."""
+    context = {**memory_context(Loaded(target, memory)), **extra}
+    return render_fragment(request, "memory_ui/memory_changed.html", context)
+
+
+def action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) -> HttpResponse:
+    """CoreAPI refused or failed a change: say so and leave the page as it was."""
+    messages.error(request, not_done("Nothing was changed.", exc))
+    if request.htmx:
+        return no_swap(exc.portal_status)  # the toast is the whole answer
+    return page_now(request, target, status=exc.portal_status)

@@ -6,6 +6,7 @@ from django.urls import path
 from memory_ui.web.views import (
     activity,
     changes,
+    deletes,
     edit,
     entry,
     pages,
@@ -42,9 +43,9 @@ urlpatterns = [
     path("memory/clear", changes.clear, name="memory_clear"),
     path("memory/clear-everything", changes.clear_everything, name="memory_clear_everything"),
     path("memory/entries/edit", entry.entry_edit, name="memory_entry_edit"),
-    path("memory/entries/delete", changes.delete_entry, name="memory_delete_entry"),
-    path("memory/items/delete", changes.delete_list_item, name="memory_delete_item"),
-    path("memory/undo", changes.undo, name="memory_undo"),
+    path("memory/entries/delete", deletes.delete_entry, name="memory_delete_entry"),
+    path("memory/items/delete", deletes.delete_list_item, name="memory_delete_item"),
+    path("memory/undo", deletes.undo, name="memory_undo"),
     # export and import one memory
     path("memory/user/export", transfer.export, {"scope": "user"}, name="export_user"),
     path(f"{agent}/export", transfer.export, {"scope": "agent"}, name="export_agent"),

@@ -1,5 +1,4 @@
-"""Changing memory: delete an entry or list item (with Undo), edit the whole document with
-a live preview and conflict handling, add a note, clear one memory or everything.
+"""Changing memory: add a note, clear one memory or everything.
 
 Every flow works as plain form posts (PRG) and, with htmx, swaps fragments in place.
 Every change goes through `memory_ui.memory.operations`, which checks versions and audits.
@@ -9,32 +8,25 @@ the user's own agents (unknown agent: 404; forged scope: 400).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
-from memory_ui.audit import Action
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import entry_label, parse_document, remove_entry, remove_lines
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.documents import parse_document
 from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
-    NothingToChange,
     memory_append,
     memory_clear,
     memory_clear_many,
     memory_load,
-    memory_replace,
-    memory_rewrite,
 )
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms
@@ -43,221 +35,20 @@ from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     into_change_panel,
-    no_swap,
     redirect_to,
-    render_fragment,
     render_page,
     trigger,
 )
 from memory_ui.web.links import target_url
-from memory_ui.web.screens import memory_context, memory_page, not_done
+from memory_ui.web.screens import (
+    agents_unavailable,
+    changed,
+    not_done,
+)
 from memory_ui.web.stores.claims import submission_claim
 from memory_ui.web.stores.undo import (
-    UNDO_SECONDS,
-    undo_forget,
     undo_forget_target,
-    undo_record,
-    undo_remember,
 )
-
-# --- which memory ----------------------------------------------------------------------
-
-
-def _agents_unavailable(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
-    """The user's agents could not be listed, so no agent memory can be changed now."""
-    form, error = unlisted.form, unlisted.error
-    messages.error(request, f"Nothing was changed. {error.message}")
-    if request.htmx:
-        return no_swap(error.portal_status)
-    return render(
-        request,
-        "memory_ui/memory.html",
-        {"error": error, "title": "Your memory", "scope": form.data.get("scope")},
-        status=error.portal_status,
-    )
-
-
-# --- the memory page after a change ----------------------------------------------------
-
-
-def _page_now(
-    request: HtmxHttpRequest, target: Target, *, status: int = 200, **extra: Any
-) -> HttpResponse:
-    """The memory page (for htmx its #memory-content) as CoreAPI has it now."""
-    return memory_page(request, memory_load(user_actor(request), target), status=status, **extra)
-
-
-def _changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: Any):
-    """For htmx: the updated #memory-content, and the change panel closed (out of band)."""
-    context = {**memory_context(Loaded(target, memory)), **extra}
-    return render_fragment(request, "memory_ui/memory_changed.html", context)
-
-
-def _action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) -> HttpResponse:
-    """CoreAPI refused or failed a change: say so and leave the page as it was."""
-    messages.error(request, not_done("Nothing was changed.", exc))
-    if request.htmx:
-        return no_swap(exc.portal_status)  # the toast is the whole answer
-    return _page_now(request, target, status=exc.portal_status)
-
-
-# --- delete an entry or a list item, and Undo ------------------------------------------
-
-
-@dataclass(frozen=True)
-class Removal:
-    text: str  # the document without the removed part
-    removed: str  # what was removed, to show or re-add after a failed Undo
-    label: str  # a few words naming it, for the notice "Deleted “…”. Undo"
-
-
-def _remove_entry(text: str, data: dict[str, Any]) -> Removal | None:
-    entries = parse_document(text).entries
-    index = data["index"]
-    if index >= len(entries):
-        return None
-    entry = entries[index]
-    label = entry_label(entry.reason or entry.body)
-    return Removal(remove_entry(text, index), entry.body, label)
-
-
-def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
-    start, end = data["start"], data["end"]
-    # Only whole list items as the page showed them; never an arbitrary range of lines.
-    for item in parse_document(text).list_items:
-        if (item.start_line, item.end_line) == (start, end):
-            return Removal(remove_lines(text, start, end), item.text, entry_label(item.text))
-    return None
-
-
-def _delete(
-    request: HtmxHttpRequest,
-    form: forms.DeleteEntryForm | forms.DeleteLinesForm,
-    remove: Callable[[str, dict[str, Any]], Removal | None],
-    what: str,
-    **shown: Any,
-) -> HttpResponse:
-    target = form_target(request, form)
-    if form.errors:
-        messages.error(request, f"Nothing was deleted. {forms.first_error(form)}")
-        return _page_now(request, target, status=400, **shown)
-    removals: list[Removal] = []
-
-    def without(current: Memory) -> str | None:
-        removal = remove(current.content_markdown, form.cleaned_data)
-        if removal is None:
-            return None
-        removals.append(removal)
-        return removal.text
-
-    try:
-        done = memory_rewrite(
-            user_actor(request),
-            target,
-            without,
-            started_from=form.cleaned_data["version"],
-            action=Action.DELETE_ENTRY,
-        )
-    except MemoryChanged as exc:
-        return _changed_meanwhile(request, target, exc.current, **shown)
-    except NothingToChange as exc:
-        messages.error(request, f"Nothing was deleted: that {what} does not exist.")
-        return memory_page(request, Loaded(target, exc.current), status=400, **shown)
-    except CoreAPIError as exc:
-        return _action_failed(request, target, exc)
-    return _deleted(request, target, done.before, done.after, removals[0], what, shown)
-
-
-def _deleted(
-    request: HtmxHttpRequest,
-    target: Target,
-    before: Memory,
-    after: Memory,
-    removal: Removal,
-    what: str,
-    shown: dict[str, Any],
-) -> HttpResponse:
-    token = undo_remember(
-        request.session, target, before.content_markdown, after, removal.removed, removal.label
-    )
-    if token:
-        messages.success(request, f"Deleted the {what}.")
-    else:
-        messages.success(request, f"Deleted the {what}. This memory is too large to keep for Undo.")
-    if request.htmx:
-        return memory_page(
-            request, Loaded(target, after), undo_token=token, undo_label=removal.label, **shown
-        )
-    url = target_url(target)
-    return redirect(f"{url}?{urlencode({'undo': token})}" if token else url)
-
-
-def _changed_meanwhile(
-    request: HtmxHttpRequest, target: Target, current: Memory, **shown: Any
-) -> HttpResponse:
-    messages.warning(
-        request,
-        "This memory changed since you opened it, so nothing was deleted. Here it is as it is now.",
-    )
-    return memory_page(request, Loaded(target, current), status=409, **shown)
-
-
-@require_POST
-@login_required
-@answers_unlisted(_agents_unavailable)
-def delete_entry(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.DeleteEntryForm(request.POST)
-    return _delete(request, form, _remove_entry, "entry")
-
-
-@require_POST
-@login_required
-@answers_unlisted(_agents_unavailable)
-def delete_list_item(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.DeleteLinesForm(request.POST)
-    return _delete(request, form, _remove_list_item, "item", items_open=True)
-
-
-@require_POST
-@login_required
-@answers_unlisted(_agents_unavailable)
-def undo(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.UndoForm(request.POST)
-    target = form_target(request, form)
-    token = form.cleaned_data.get("token", "")
-    record = undo_record(request.session, token, target)
-    if record is None:
-        messages.error(
-            request,
-            f"Undo is no longer available (it lasts {UNDO_SECONDS // 60} minutes); "
-            "nothing was changed.",
-        )
-        return _page_now(request, target, status=410)
-    try:
-        result = memory_replace(
-            user_actor(request),
-            target,
-            record.before,
-            started_from=record.after,
-            action=Action.UNDO,
-        )
-    except MemoryChanged as exc:
-        messages.warning(
-            request,
-            "This memory changed after the delete, so undoing it would lose that change. "
-            "Nothing was changed; you can add what you deleted back as a new note.",
-        )
-        return memory_page(
-            request, Loaded(target, exc.current), status=409, undo_conflict=record.removed
-        )
-    except CoreAPIError as exc:
-        return _action_failed(request, target, exc)
-    undo_forget(request.session, token)
-    messages.success(request, "Restored what you deleted.")
-    if request.htmx:
-        return memory_page(request, Loaded(target, result))
-    return redirect(target_url(target))
-
 
 # --- append ------------------------------------------------------------------------------
 
@@ -276,7 +67,7 @@ def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Http
     """Without the agent list: on opening, as for any change; after a POST, the note panel
     again with what was typed."""
     if request.method == "GET":
-        return _agents_unavailable(request, unlisted)
+        return agents_unavailable(request, unlisted)
     form, error = unlisted.form, unlisted.error
     assert isinstance(form, forms.AppendForm)
     message = f"Nothing was added. {error.message}"
@@ -288,9 +79,8 @@ def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Http
 @answers_unlisted(_append_unlisted)
 def append(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
-        form = forms.TargetForm(request.GET)
-        target = form_target(request, form)
-        return _render_panel(request, "memory_ui/append.html", target)
+        opened = form_target(request, forms.TargetForm(request.GET))
+        return _render_panel(request, "memory_ui/append.html", opened)
     form = forms.AppendForm(request.POST)
     target = form_target(request, form)
     if form.errors:
@@ -307,7 +97,7 @@ def append(request: HtmxHttpRequest) -> HttpResponse:
     messages.success(request, f"Added your note to {target.name}.")
     if request.htmx:
         entries = parse_document(result.content_markdown).entries
-        return _changed(request, target, result, added_entry=entries[-1].index if entries else None)
+        return changed(request, target, result, added_entry=entries[-1].index if entries else None)
     return redirect(target_url(target))
 
 
@@ -344,15 +134,13 @@ def _clear_panel(
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@answers_unlisted(_agents_unavailable)
+@answers_unlisted(agents_unavailable)
 def clear(request: HtmxHttpRequest) -> HttpResponse:
+    """The confirmation (GET), then the clear."""
     if request.method == "GET":
-        form = forms.TargetForm(request.GET)
-    else:
-        form = forms.ClearForm(request.POST)
+        return _clear_panel(request, form_target(request, forms.TargetForm(request.GET)))
+    form = forms.ClearForm(request.POST)
     target = form_target(request, form)
-    if request.method == "GET":
-        return _clear_panel(request, target)
     if form.errors:
         return _clear_panel(request, target, status=400, error=forms.first_error(form))
     try:
@@ -370,7 +158,7 @@ def clear(request: HtmxHttpRequest) -> HttpResponse:
     messages.success(request, f"Cleared {target.name}.")
     if not request.htmx:
         return redirect(target_url(target))
-    response = _changed(request, target, result)
+    response = changed(request, target, result)
     return trigger(response, "memoryCleared", {"scope": target.scope, "agent": target.agent_name})
 
 
