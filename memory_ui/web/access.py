@@ -8,6 +8,7 @@ URL or form that is not in that list is a 404.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -29,17 +30,41 @@ from memory_ui.web.forms import TargetForm
 View = Callable[..., HttpResponse]
 
 
+@dataclass
+class _AtTheDoor:
+    """Who acts, worked out once per request and kept on it: every later look-up in the
+    same request (a view, its helpers, the agent list) gets the same values, and the
+    sign-in token cache is loaded from the session once."""
+
+    identity: Identity | None = None
+    actor: Actor | None = None
+
+
+def _door(request: HttpRequest) -> _AtTheDoor:
+    door = getattr(request, "portal_door", None)
+    if door is None:
+        door = _AtTheDoor()
+        request.portal_door = door
+    return door
+
+
 def signed_in(request: HttpRequest) -> Identity:
-    identity = auth.current_identity(request)
-    if identity is None:
+    door = _door(request)
+    if door.identity is None:
+        door.identity = auth.current_identity(request)
+    if door.identity is None:
         raise auth.SignInRequired
-    return identity
+    return door.identity
 
 
 def user_actor(request: HttpRequest) -> Actor:
     """The signed-in user acting on their own memory with their own delegated token;
-    never an X-USER-IDENTITY."""
-    return Actor(signed_in(request), CallerAuth(access_token=auth.coreapi_token(request)))
+    never an X-USER-IDENTITY. Once per request (`_AtTheDoor`)."""
+    door = _door(request)
+    if door.actor is None:
+        token = auth.coreapi_token(request)
+        door.actor = Actor(signed_in(request), CallerAuth(access_token=token))
+    return door.actor
 
 
 def support_actor(request: HttpRequest, upn: str, reason: str = "", ticket: str = "") -> Actor:
