@@ -4,7 +4,8 @@ three-way merge) or to overwrite deliberately."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.diffs import diff_lines, merge_changes
+from memory_ui.memory.diffs import DiffLine, diff_lines, merge_changes
 from memory_ui.memory.documents import content_hash
 from memory_ui.memory.operations import (
     MemoryChanged,
@@ -32,13 +33,35 @@ from memory_ui.web.screens import not_done
 from memory_ui.web.stores.claims import preview_turn
 
 
-def _render_edit(
-    request: HtmxHttpRequest, target: Target, *, status: int = 200, **context: Any
-) -> HttpResponse:
-    context.setdefault("preview", context.get("draft", ""))
-    return render_page(
-        request, "memory_ui/edit.html", "editor", {"target": target, **context}, status=status
-    )
+@dataclass
+class EditPage:
+    """What edit.html shows of one memory: the draft (started from `base`, stored at
+    `version`; `current_version` once a conflict showed a newer one) and at most one of:
+    why the memory could not be loaded, why nothing was saved (`error`, with the `form`'s
+    field errors), a conflict and its `diff`, a `notice` after re-applying, or that it is
+    too large (`too_large` bytes) to edit here."""
+
+    target: Target
+    draft: str = ""
+    base: str = ""
+    version: str = ""
+    current_version: str = ""
+    form: forms.EditForm | None = None
+    load_error: CoreAPIError | None = None
+    error: str = ""
+    conflict: bool = False
+    diff: list[DiffLine] | None = None
+    notice: str = ""
+    too_large: int | None = None
+
+    def context(self) -> dict[str, object]:
+        # The template reads the fields by name; the preview starts as the draft.
+        fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
+        return {**fields, "preview": self.draft, "memory_url": target_url(self.target)}
+
+
+def _render_edit(request: HtmxHttpRequest, page: EditPage, *, status: int = 200) -> HttpResponse:
+    return render_page(request, "memory_ui/edit.html", "editor", page.context(), status=status)
 
 
 def _edit_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
@@ -47,10 +70,12 @@ def _edit_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpRe
     form, error = unlisted.form, unlisted.error
     status = error.portal_status
     if request.method == "GET":
-        return _render_edit(request, as_named(form), status=status, load_error=error)
+        return _render_edit(request, EditPage(as_named(form), load_error=error), status=status)
     assert isinstance(form, forms.EditForm)
     message = f"Nothing was saved. {error.message}"
-    return _render_edit(request, as_named(form), status=status, error=message, **form.typed())
+    return _render_edit(
+        request, EditPage(as_named(form), error=message, **form.typed()), status=status
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -65,9 +90,9 @@ def edit(request: HtmxHttpRequest) -> HttpResponse:
     typed = form.typed()
     if form.errors:
         error = f"Nothing was saved. {forms.first_error(form)}"
-        return _render_edit(request, target, status=400, error=error, form=form, **typed)
+        return _render_edit(request, EditPage(target, error=error, form=form, **typed), status=400)
     if form.cleaned_data["action"] == "preview":
-        return _render_edit(request, target, **typed)
+        return _render_edit(request, EditPage(target, **typed))
     if form.cleaned_data["action"] == "reapply":
         return _edit_reapply(request, target, form, typed)
     return _edit_save(request, target, form, typed)
@@ -85,10 +110,14 @@ def _edit_save(
     except MemoryChanged as exc:
         typed = {**typed, "current_version": Version.of(exc.current).token()}
         diff = diff_lines(exc.current.content_markdown, data["content"])
-        return _render_edit(request, target, status=409, conflict=True, diff=diff, **typed)
+        return _render_edit(
+            request, EditPage(target, conflict=True, diff=diff, **typed), status=409
+        )
     except CoreAPIError as exc:
         error = not_done("Nothing was saved.", exc)
-        return _render_edit(request, target, status=exc.portal_status, error=error, **typed)
+        return _render_edit(
+            request, EditPage(target, error=error, **typed), status=exc.portal_status
+        )
     if data["content"].strip():
         messages.success(request, f"Saved {target.name}.")
     else:
@@ -106,15 +135,15 @@ def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
     try:
         memory = memory_read(user_actor(request), target)
     except CoreAPIError as exc:
-        return _render_edit(request, target, status=exc.portal_status, load_error=exc)
+        return _render_edit(request, EditPage(target, load_error=exc), status=exc.portal_status)
     text = memory.content_markdown
     if not fits_one_write(text):
         # Saving could only fail (CoreAPI refuses the body): say so before any typing.
         size = len(text.encode())
-        return _render_edit(
-            request, target, status=413, too_large=size, memory_url=target_url(target)
-        )
-    return _render_edit(request, target, draft=text, base=text, version=Version.of(memory).token())
+        return _render_edit(request, EditPage(target, too_large=size), status=413)
+    return _render_edit(
+        request, EditPage(target, draft=text, base=text, version=Version.of(memory).token())
+    )
 
 
 def _edit_reapply(
@@ -125,7 +154,9 @@ def _edit_reapply(
     try:
         current = memory_read(user_actor(request), target)
     except CoreAPIError as exc:
-        return _render_edit(request, target, status=exc.portal_status, error=exc.message, **typed)
+        return _render_edit(
+            request, EditPage(target, error=exc.message, **typed), status=exc.portal_status
+        )
     data = form.cleaned_data
     draft, base, theirs = data["content"], data["base"], current.content_markdown
     merged = None
@@ -142,9 +173,8 @@ def _edit_reapply(
     result = draft if merged is None else merged
     version = Version.of(current).token()
     diff = diff_lines(theirs, result)
-    return _render_edit(
-        request, target, notice=notice, draft=result, base=theirs, version=version, diff=diff
-    )
+    page = EditPage(target, draft=result, base=theirs, version=version, notice=notice, diff=diff)
+    return _render_edit(request, page)
 
 
 @require_POST
