@@ -72,7 +72,7 @@ urlpatterns = [
     path(
         "support/users/<str:upn>/requests",
         support_deletion.support_request_start,
-        name="support_requests",
+        name="support_request_start",
     ),
     path(f"{deletion}/", support_deletion.support_request, name="support_request"),
     path(
