@@ -6,6 +6,7 @@ form could be built (`failure_page`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,6 +39,22 @@ def not_done(prefix: str, error: CoreAPIError) -> str:
     return error.message if error.outcome_unknown else f"{prefix} {error.message}"
 
 
+@dataclass(frozen=True)
+class Pager:
+    """The links from one page of a memory to the next and the previous ("" when there is
+    none), worked out here so the template only places them."""
+
+    next_url: str = ""
+    previous_url: str = ""
+
+    @classmethod
+    def between(cls, prefix: str, number: int, count: int, first_url: str = "") -> Pager:
+        previous = ""
+        if number > 1:
+            previous = first_url if number == 2 and first_url else f"{prefix}{number - 1}"
+        return cls(f"{prefix}{number + 1}" if number < count else "", previous)
+
+
 def memory_context(
     loaded: Loaded, view: str = "rendered", page: int | None = None, entry: int | None = None
 ) -> dict[str, object]:
@@ -60,9 +77,21 @@ def memory_context(
         context["document"] = prepared.document
         context["rewritable"] = loaded.rewritable
         if view == "raw":
-            context["raw"] = prepared.raw_page(number) or prepared.raw_page(1)
+            raw = context["raw"] = prepared.raw_page(number) or prepared.raw_page(1)
+            if raw is not None:
+                context["pager"] = Pager.between(
+                    f"{target_url(target)}?view=raw&page=", raw.number, raw.count
+                )
         else:
             page = context["page"] = prepared.page(number) or prepared.page(1)
+            if page is not None:
+                # Page 1 is the memory's own address (no ?page=1).
+                context["pager"] = Pager.between(
+                    f"{target_url(target)}?page=",
+                    page.number,
+                    page.number + 1 if page.has_next else page.number,
+                    first_url=target_url(target),
+                )
             deletable = target.scope != "combined" and loaded.rewritable
             edit_url = ""
             if deletable and prepared.document.structured:
