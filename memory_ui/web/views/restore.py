@@ -74,34 +74,44 @@ class PlanRow:
         return self.current is not None and self.current.content_markdown == self.file.text
 
 
-def _targets(archive: ParsedArchive, agents: list[Agent]) -> dict[str, Target | str]:
-    """Each file's target, or why it has none. Agents are matched by name against the
-    user's own agents only; the archive's object ids are never used."""
+@dataclass(frozen=True)
+class Destinations:
+    """Where each file of an archive can go: `usable` files have a target of this user's,
+    `skipped` ones say why they have none."""
+
+    usable: dict[str, Target]
+    skipped: dict[str, str]
+
+
+def _destinations(archive: ParsedArchive, agents: list[Agent]) -> Destinations:
+    """Agents are matched by name against the user's own agents only; the archive's
+    object ids are never used."""
     by_name = {agent.name: agent for agent in agents}
-    targets: dict[str, Target | str] = {}
+    usable: dict[str, Target] = {}
+    skipped: dict[str, str] = {}
     for archived in archive.files:
         if archived.problem:
-            targets[archived.key] = f"Skipped: {archived.problem}."
+            skipped[archived.key] = f"Skipped: {archived.problem}."
         elif archived.scope == "user":
-            targets[archived.key] = Target("user")
+            usable[archived.key] = Target("user")
         elif archived.agent_name in by_name:
-            targets[archived.key] = Target("agent", by_name[archived.agent_name])
+            usable[archived.key] = Target("agent", by_name[archived.agent_name])
         else:
-            targets[archived.key] = "Skipped: you cannot use this agent (or it no longer exists)."
-    return targets
+            skipped[archived.key] = "Skipped: you cannot use this agent (or it no longer exists)."
+    return Destinations(usable, skipped)
 
 
 def _plan(request: HtmxHttpRequest, staged: StagedRestore) -> list[PlanRow]:
-    targets = _targets(staged.archive, user_agents(request))
-    reachable = [t for t in targets.values() if isinstance(t, Target)]
+    destinations = _destinations(staged.archive, user_agents(request))
+    reachable = list(destinations.usable.values())
     now = {loaded.key: loaded for loaded in memory_load_many(user_actor(request), reachable)}
     rows = []
     for archived in staged.archive.files:
-        found, outcome = targets[archived.key], staged.outcomes.get(archived.key)
-        if isinstance(found, str):
-            rows.append(PlanRow(archived, None, found, outcome))
+        outcome = staged.outcomes.get(archived.key)
+        if archived.key in destinations.skipped:
+            rows.append(PlanRow(archived, None, destinations.skipped[archived.key], outcome))
             continue
-        loaded = now[found.key]
+        loaded = now[destinations.usable[archived.key].key]
         problem = f"Could not read it now: {loaded.error.message}" if loaded.error else ""
         rows.append(PlanRow(archived, loaded, problem, outcome))
     return rows
@@ -213,18 +223,17 @@ def preview(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> Http
 @_with_staged
 def apply(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> HttpResponse:
     try:
-        targets = _targets(staged.archive, user_agents(request))
+        destinations = _destinations(staged.archive, user_agents(request))
     except CoreAPIError as exc:
         return failure_page(request, exc, reverse("import_home"), "import")
-    usable = [key for key, target in targets.items() if isinstance(target, Target)]
-    form = forms.RestoreForm(request.POST, usable=usable)
+    form = forms.RestoreForm(request.POST, usable=list(destinations.usable))
     if not form.is_valid():
         unusable = form.unusable()
         error = forms.first_error(form)
         if unusable and "mode" not in form.errors:
             error = f"These cannot be imported: {', '.join(unusable)}. Nothing was imported."
         return _plan_page(request, token, staged, form, error=error)
-    _restore(request, token, staged, targets, form)
+    _restore(request, token, staged, destinations.usable, form)
     return redirect("import_archive_preview", token=token)
 
 
@@ -232,7 +241,7 @@ def _restore(
     request: HtmxHttpRequest,
     token: str,
     staged: StagedRestore,
-    targets: dict[str, Target | str],
+    targets: dict[str, Target],
     form: forms.RestoreForm,
 ) -> None:
     """Each chosen file on its own; the outcome of each goes into `staged`, kept after
@@ -246,7 +255,6 @@ def _restore(
     restore_keep(owner, staged, token)
     for key in keys:
         target = targets[key]
-        assert isinstance(target, Target)
         version = form.cleaned_data["versions"][key]
         try:
             done = restore_file(actor, target, files[key], mode, version)
