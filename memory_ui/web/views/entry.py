@@ -5,7 +5,8 @@ memory too large to write back in one request."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -37,11 +38,36 @@ def entry_url(target: Target, index: int) -> str:
     return f"{target_url(target)}?{urlencode({'entry': index})}#entry-{index}"
 
 
-def _render(
-    request: HtmxHttpRequest, target: Target, index: int, *, status: int = 200, **context: Any
-) -> HttpResponse:
-    context.setdefault("preview", context.get("draft", ""))
-    context = {"target": target, "index": index, "back_url": entry_url(target, index), **context}
+@dataclass
+class EntryPage:
+    """What entry_edit.html shows of entry `index` of one memory: the draft and reason
+    (started from `version`), the `entry` as it is stored, and at most one of: why the
+    memory could not be loaded, why nothing was saved (`error`, with the `form`'s field
+    errors), a conflict, that the entry is `missing`, or that the memory is too large
+    (`too_large` bytes) to rewrite."""
+
+    target: Target
+    index: int
+    draft: str = ""
+    reason: str = ""
+    version: str = ""
+    entry: Entry | None = None
+    form: forms.EntryEditForm | None = None
+    load_error: CoreAPIError | None = None
+    error: str = ""
+    conflict: bool = False
+    missing: bool = False
+    too_large: int | None = None
+
+    def context(self) -> dict[str, object]:
+        # The template reads the fields by name; the preview starts as the draft.
+        fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
+        back = entry_url(self.target, self.index)
+        return {**fields, "preview": self.draft, "back_url": back}
+
+
+def _render(request: HtmxHttpRequest, page: EntryPage, *, status: int = 200) -> HttpResponse:
+    context = page.context()
     return render_page(request, "memory_ui/entry_edit.html", "entry_editor", context, status)
 
 
@@ -60,10 +86,11 @@ def _entry_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpR
     index = form.cleaned_data.get("index") or 0
     status = error.portal_status
     if request.method == "GET":
-        return _render(request, as_named(form), index, status=status, load_error=error)
+        return _render(request, EntryPage(as_named(form), index, load_error=error), status=status)
     assert isinstance(form, forms.EntryEditForm)
     message = f"Nothing was saved. {error.message}"
-    return _render(request, as_named(form), index, status=status, error=message, **form.typed())
+    page = EntryPage(as_named(form), index, error=message, **form.typed())
+    return _render(request, page, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -78,9 +105,11 @@ def entry_edit(request: HtmxHttpRequest) -> HttpResponse:
     index = form.cleaned_data.get("index") or 0
     if form.errors:
         error = f"Nothing was saved. {forms.first_error(form)}"
-        return _render(request, target, index, status=400, error=error, form=form, **typed)
+        return _render(
+            request, EntryPage(target, index, error=error, form=form, **typed), status=400
+        )
     if form.cleaned_data["action"] == "preview":
-        return _render(request, target, index, **typed)
+        return _render(request, EntryPage(target, index, **typed))
     return _save(request, target, form, typed)
 
 
@@ -89,27 +118,20 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     target = form_target(request, form)
     index = form.cleaned_data.get("index") or 0
     if form.errors:
-        return _render(request, target, index, status=400, missing=True)
+        return _render(request, EntryPage(target, index, missing=True), status=400)
     loaded = memory_load(user_actor(request), target)
     if loaded.error is not None:
-        return _render(
-            request, target, index, status=loaded.error.portal_status, load_error=loaded.error
-        )
+        page = EntryPage(target, index, load_error=loaded.error)
+        return _render(request, page, status=loaded.error.portal_status)
     if not loaded.rewritable:
-        return _render(request, target, index, status=413, too_large=loaded.size_bytes)
+        return _render(request, EntryPage(target, index, too_large=loaded.size_bytes), status=413)
     entry = _entry_of(loaded, index)
     if entry is None:
-        return _render(request, target, index, status=404, missing=True)
+        return _render(request, EntryPage(target, index, missing=True), status=404)
     assert loaded.memory is not None
-    return _render(
-        request,
-        target,
-        index,
-        entry=entry,
-        draft=entry.body,
-        reason=entry.reason or "",
-        version=Version.of(loaded.memory).token(),
-    )
+    version = Version.of(loaded.memory).token()
+    page = EntryPage(target, index, entry.body, entry.reason or "", version, entry=entry)
+    return _render(request, page)
 
 
 def _save(
@@ -128,19 +150,22 @@ def _save(
             user_actor(request), target, with_entry_replaced, started_from=data["version"]
         )
     except EntryEditError as exc:
-        return _render(
-            request, target, index, status=400, error=f"Nothing was saved. {exc}", **typed
-        )
+        page = EntryPage(target, index, error=f"Nothing was saved. {exc}", **typed)
+        return _render(request, page, status=400)
     except MemoryChanged as exc:
         # The draft stays; the entry as it is now is shown, and saving again replaces it.
         now = _entry_of(Loaded(target, exc.current), index)
         typed = {**typed, "version": Version.of(exc.current).token()}
-        return _render(request, target, index, status=409, conflict=True, entry=now, **typed)
+        return _render(
+            request, EntryPage(target, index, entry=now, conflict=True, **typed), status=409
+        )
     except CoreAPIError as exc:
         error = not_done("Nothing was saved.", exc)
-        return _render(request, target, index, status=exc.portal_status, error=error, **typed)
+        return _render(
+            request, EntryPage(target, index, error=error, **typed), status=exc.portal_status
+        )
     except NothingToChange:
-        return _render(request, target, index, status=404, missing=True)
+        return _render(request, EntryPage(target, index, missing=True), status=404)
     messages.success(request, "Saved the entry.")
     if done.moved:
         messages.warning(
