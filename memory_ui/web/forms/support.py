@@ -28,7 +28,15 @@ def valid_upn(value: str) -> str | None:
 
 
 class LookupForm(forms.Form):
-    upn = forms.CharField(label="User principal name", max_length=254, strip=True)
+    upn = forms.CharField(
+        label="User principal name",
+        max_length=254,
+        strip=True,
+        widget=forms.EmailInput(attrs={"placeholder": "alice@contoso.com", "autocomplete": "off"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, auto_id="%s", **kwargs)
 
     def clean_upn(self) -> str:
         upn = valid_upn(self.cleaned_data["upn"])
