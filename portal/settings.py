@@ -109,12 +109,46 @@ def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
     return missing
 
 
+def conflicting_credentials(environ: dict[str, str] | os._Environ[str]) -> list[str]:
+    """The Entra ID credentials given at once (empty when at most one is). The portal would
+    use the first of them and ignore the rest, so a deployment that means one (say, a
+    Container Apps managed identity) silently uses another (an AKS token file that is not
+    there): refused instead."""
+
+    def given(*names: str) -> str:
+        return next(
+            (
+                name
+                for name in names
+                for variable in (name, f"{name}_FILE")
+                if environ.get(variable, "").strip()
+            ),
+            "",
+        )
+
+    kinds = [
+        given("ENTRA_CLIENT_ASSERTION_FILE", "AZURE_FEDERATED_TOKEN_FILE"),
+        given("ENTRA_MANAGED_IDENTITY_CLIENT_ID"),
+        given("ENTRA_CLIENT_CERTIFICATE_PATH"),
+        given("ENTRA_CLIENT_SECRET"),
+    ]
+    found = [name for name in kinds if name]
+    return found if len(found) > 1 else []
+
+
 if not DEVSTACK and not DEBUG and (_missing := missing_settings(os.environ)):
     raise ImproperlyConfigured(
         "Memory Portal is not configured. Set these environment variables (README.md, "
         "Configuration), or PORTAL_DEVSTACK=true to run against the devstack: "
         + "; ".join(_missing)
         + "."
+    )
+if _conflicting := conflicting_credentials(os.environ):
+    raise ImproperlyConfigured(
+        "Give Entra ID one credential, not several: "
+        + " and ".join(_conflicting)
+        + " are all set (README.md, Configuration). Remove all but the one this "
+        "deployment uses (on Container Apps: ENTRA_MANAGED_IDENTITY_CLIENT_ID)."
     )
 
 SECRET_KEY = env("DJANGO_SECRET_KEY")
@@ -163,11 +197,12 @@ if DEVSTACK:
     INSTALLED_APPS.append("devstack")
 
 MIDDLEWARE = [
-    # First: probes and /metrics answer whatever the Host header (a pod IP) and the
-    # scheme, and the request id covers everything after.
+    # First the request id, so every access line has one, probes' too. Then probes and
+    # /metrics answer whatever the Host header (a pod IP) and the scheme; telemetry's
+    # middleware goes after them (portal/telemetry.py), since it reads the Host.
+    "portal.requestid.request_ids",
     "portal.probes.probes",
     "portal.metrics.metrics",
-    "portal.requestid.request_ids",
     "django.middleware.security.SecurityMiddleware",
     "memory_ui.web.deadline.request_deadline",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -214,6 +249,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer fails a request in seconds (a 503 page,
+    # portal/outages.py) instead of holding its worker thread until TCP gives up.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent card requests write sessions: take the write lock up front and wait for it.
     # WAL lets readers go on while one request writes, and commits without waiting for the
@@ -229,30 +270,40 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Sessions live server-side, so the msal token cache never reaches a cookie and any
-# instance can serve any request. The database cache table always exists (migration 0003
-# makes it whatever REDIS_URL says) and holds what must outlive a Redis restart: staged
-# zip restores (the "durable" cache). With Redis, sessions are `cached_db`: read from
-# Redis, written through to the database, so a Redis restart signs nobody out.
+# Sessions live server-side, in the database, so the msal token cache never reaches a
+# cookie and any instance can serve any request. Not cached in Redis: a session written or
+# deleted (signed out) while Redis is unreachable would come back stale from Redis once it
+# answers again. The database cache table always exists (migration 0003 makes it whatever
+# REDIS_URL says) and holds what must outlive a Redis restart: staged zip restores (the
+# "durable" cache). With Redis, the default cache is Redis, and the database cache stands
+# in for it while Redis is unreachable (portal/caches.py).
 DATABASE_CACHE = {
     "BACKEND": "django.core.cache.backends.db.DatabaseCache",
     "LOCATION": "portal_cache",
 }
 REDIS_URL = env("REDIS_URL")
+# After a Redis failure, how long the database cache is used before Redis is tried again.
+PORTAL_REDIS_RETRY_SECONDS = env_float("PORTAL_REDIS_RETRY_SECONDS", 5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "portal.caches.RedisWithDatabaseFallback",
             "LOCATION": REDIS_URL,  # rediss:// for TLS (Azure Cache for Redis: port 6380)
+            # An unreachable Redis costs at most this, then the fallback (portal/caches.py).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         },
         "durable": DATABASE_CACHE,
     }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     # The database, not process memory: a staged import or a cached agent list must be
     # there for whichever worker or instance serves the next request.
     CACHES = {"default": DATABASE_CACHE, "durable": DATABASE_CACHE}
-    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# How often each process checks the database and Redis for /metrics and the log
+# (portal/health.py); 0: never. And the Retry-After of the page shown while the database
+# does not answer (portal/outages.py).
+PORTAL_DEPENDENCY_CHECK_SECONDS = env_float("PORTAL_DEPENDENCY_CHECK_SECONDS", 15.0)
+PORTAL_RETRY_AFTER_SECONDS = env_int("PORTAL_RETRY_AFTER_SECONDS", 30)
 
 AUTH_USER_MODEL = "auth.User"
 AUTHENTICATION_BACKENDS = ["memory_ui.auth.EntraBackend"]
