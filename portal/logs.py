@@ -83,9 +83,43 @@ def configure(config: dict[str, object]) -> None:
     logging.config.dictConfig(config)
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_exception
+    sys.unraisablehook = _write_unraisable
     console = next(iter(logging.getLogger().handlers), None)
     if console is not None:
         logging.lastResort = console
+
+
+def json_everywhere() -> None:
+    """Libraries that bring their own stderr handler (OpenTelemetry's logging
+    instrumentation does, for its own warnings) write JSON lines too. Called after they
+    are set up (portal/telemetry.py); nothing changes with the plain format."""
+    root = logging.getLogger()
+    console = next(iter(root.handlers), None)
+    if console is None or not isinstance(console.formatter, JsonFormatter):
+        return
+    for logger in list(logging.root.manager.loggerDict.values()):
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and not isinstance(
+                handler.formatter, JsonFormatter
+            ):
+                handler.setFormatter(console.formatter)
+
+
+def _write_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """An exception Python cannot raise (in an atexit callback, a finaliser: say the
+    telemetry exporter's last flush at shutdown) as one JSON line, written directly: at
+    shutdown logging's handlers may be gone."""
+    record = logging.LogRecord(
+        "portal.unraisable",
+        logging.ERROR,
+        "",
+        0,
+        unraisable.err_msg or "Exception ignored",
+        None,
+        (unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback),
+    )
+    sys.stderr.write(JsonFormatter().format(record) + "\n")
+    sys.stderr.flush()
 
 
 def _log_thread_exception(args: threading.ExceptHookArgs) -> None:

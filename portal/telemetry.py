@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 
+from portal.logs import json_everywhere
+
 logger = logging.getLogger("portal.telemetry")
 
 
@@ -48,5 +50,7 @@ def configure() -> bool:
         },
         enable_live_metrics=False,
     )
+    # Its logging instrumentation writes its own warnings with a plain handler.
+    json_everywhere()
     logger.info("Telemetry goes to Azure Monitor")
     return True
