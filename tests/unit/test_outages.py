@@ -1,0 +1,93 @@
+"""Dependency outages as users and operators see them: a 503 page while the database does
+not answer, one log line per failed request, and Redis replaced by the database cache."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+from django.core.cache import caches
+from django.db import OperationalError
+from django.http import HttpRequest
+from django.test import Client
+from django.urls import path
+
+from portal import urls as portal_urls
+from portal.caches import RedisWithDatabaseFallback
+from portal.logs import JsonFormatter, RequestIdFilter
+
+pytestmark = pytest.mark.django_db
+
+
+def database_down(request: HttpRequest):
+    raise OperationalError("connection to server failed: Connection refused")
+
+
+def bug(request: HttpRequest):
+    raise RuntimeError("a bug")
+
+
+# This module is the URLconf of the tests below (with the portal's 500 handler).
+urlpatterns = [path("database-down", database_down), path("bug", bug), *portal_urls.urlpatterns]
+handler500 = "portal.outages.server_error"
+
+
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RequestIdFilter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    yield stream
+    root.removeHandler(handler)
+
+
+@pytest.fixture
+def urls(settings, static_from_finders) -> None:
+    settings.ROOT_URLCONF = __name__
+
+
+def entries(stream: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_a_database_outage_is_a_styled_503_with_retry_after(urls, settings, json_log):
+    settings.PORTAL_RETRY_AFTER_SECONDS = 45
+    response = Client(raise_request_exception=False).get("/database-down")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "45"
+    page = response.content.decode()
+    assert "temporarily unavailable" in page and "portal.css" in page
+    assert "Connection refused" not in page and "Traceback" not in page
+    # One line, a warning without the traceback: an outage, not a bug.
+    (line,) = [e for e in entries(json_log) if e["level"] in ("WARNING", "ERROR")]
+    assert line["logger"] == "portal.outages" and "exc_info" not in line
+    assert "OperationalError" in line["message"]
+
+
+def test_a_500_is_logged_once_with_its_traceback(urls, json_log):
+    response = Client(raise_request_exception=False).get("/bug")
+    assert response.status_code == 500
+    assert "Something went wrong" in response.content.decode()
+    (line,) = [e for e in entries(json_log) if e["level"] == "ERROR"]
+    assert "RuntimeError: a bug" in line["exc_info"]
+
+
+def test_redis_unreachable_falls_back_to_the_database_cache(settings):
+    settings.PORTAL_REDIS_RETRY_SECONDS = 60
+    # Nothing listens on port 9: every Redis call fails at once.
+    redis = RedisWithDatabaseFallback("redis://127.0.0.1:9/0", {})
+    assert redis.redis_ok() is False
+    redis.set("fallback-key", "kept", 60)
+    assert caches["durable"].get("fallback-key") == "kept"
+    assert redis.get("fallback-key") == "kept"
+    # Single-use keys stay single-use meanwhile.
+    assert redis.add("single-use", 1, 60) is True
+    assert redis.add("single-use", 1, 60) is False
+    redis.delete("fallback-key")
+    assert redis.get("fallback-key") is None
