@@ -84,6 +84,20 @@ def test_documented_production_configuration_passes_check_deploy(tmp_path: Path)
     assert "System check identified no issues" in result.stdout
 
 
+def test_the_example_names_one_credential_and_refuses_a_second(tmp_path: Path):
+    """Issue 19: the example set an AKS token file, which won over Container Apps' managed
+    identity. Now it names one credential, and adding AKS' token file is refused."""
+    env = clean_env(**example_env(tmp_path))
+    assert env["ENTRA_MANAGED_IDENTITY_CLIENT_ID"]
+    both = {**env, "AZURE_FEDERATED_TOKEN_FILE": "/var/run/secrets/azure/tokens/token"}
+    result = entrypoint("check", env=both)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    message = json.loads(line)["message"]
+    assert "AZURE_FEDERATED_TOKEN_FILE" in message
+    assert "ENTRA_MANAGED_IDENTITY_CLIENT_ID" in message
+
+
 def test_entrypoint_names_its_commands_for_anything_else():
     result = entrypoint("serv", env=clean_env())
     assert result.returncode == 2
