@@ -6,7 +6,8 @@ or saving the session) into the 500 handler's response; `server_error` is that h
 (portal/urls.py). For a database that cannot be reached (OperationalError, InterfaceError:
 refused, timed out, connection lost) it answers 503 and logs one short line, without the
 traceback: the cause is an outage, reported by portal/health.py, not a bug. Everything
-else is the 500 it was, logged once by Django. Rendered without the request, like 500.html:
+else is the 500 it was, logged by Django with its traceback, once per request even when
+the failure raises again on the way out (the session middleware saving). Rendered without the request, like 500.html:
 nothing on the page needs the database.
 """
 
@@ -25,16 +26,24 @@ logger = logging.getLogger("portal.outages")
 
 def server_error(request: HttpRequest) -> HttpResponse:
     error = sys.exc_info()[1]
+    # One failure often raises twice in a request: the view (or the session's load), then
+    # the session middleware saving on the way out. One log line per request.
+    logged_before = getattr(request, "_failure_logged", False)
+    request._failure_logged = True  # type: ignore[attr-defined]
     if isinstance(error, OperationalError | InterfaceError):
-        logger.warning(
-            "The database did not answer (%s): 503 for %s %s",
-            type(error).__name__,
-            request.method,
-            request.path,
-        )
+        if not logged_before:
+            logger.warning(
+                "The database did not answer (%s): 503 for %s %s",
+                type(error).__name__,
+                request.method,
+                request.path,
+            )
         response = HttpResponse(loader.get_template("503.html").render(), status=503)
         response["Retry-After"] = str(settings.PORTAL_RETRY_AFTER_SECONDS)
         response["Cache-Control"] = "no-store"
         response._has_been_logged = True  # type: ignore[attr-defined]  # logged above
         return response
-    return HttpResponseServerError(loader.get_template("500.html").render())
+    response = HttpResponseServerError(loader.get_template("500.html").render())
+    # Django logs the 500 with its traceback unless this flag says it was logged already.
+    response._has_been_logged = logged_before  # type: ignore[attr-defined]
+    return response

@@ -30,8 +30,26 @@ def bug(request: HttpRequest):
     raise RuntimeError("a bug")
 
 
+def session_save_fails(request: HttpRequest, error: type[Exception]):
+    """A view that changed the session, whose save on the way out fails again, as it does
+    when the database is gone: two exceptions in one request."""
+    request.session["touched"] = True
+
+    def failing_save(*args, **kwargs):
+        raise error("again")
+
+    request.session.save = failing_save
+    raise error("first")
+
+
 # This module is the URLconf of the tests below (with the portal's 500 handler).
-urlpatterns = [path("database-down", database_down), path("bug", bug), *portal_urls.urlpatterns]
+urlpatterns = [
+    path("database-down", database_down),
+    path("bug", bug),
+    path("twice/<str:kind>", lambda request, kind: session_save_fails(request, ERRORS[kind])),
+    *portal_urls.urlpatterns,
+]
+ERRORS = {"database": OperationalError, "bug": RuntimeError}
 handler500 = "portal.outages.server_error"
 
 
@@ -76,6 +94,17 @@ def test_a_500_is_logged_once_with_its_traceback(urls, json_log):
     assert "Something went wrong" in response.content.decode()
     (line,) = [e for e in entries(json_log) if e["level"] == "ERROR"]
     assert "RuntimeError: a bug" in line["exc_info"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "level"), [("database", 503, "WARNING"), ("bug", 500, "ERROR")]
+)
+def test_a_request_that_fails_twice_is_logged_once(urls, json_log, kind, status, level):
+    """Issue 19: each 500 was logged twice (the view, then the session's save)."""
+    response = Client(raise_request_exception=False).get(f"/twice/{kind}")
+    assert response.status_code == status
+    failures = [e for e in entries(json_log) if e["level"] in ("WARNING", "ERROR")]
+    assert [e["level"] for e in failures] == [level]
 
 
 def test_redis_unreachable_falls_back_to_the_database_cache(settings):
