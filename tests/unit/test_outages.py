@@ -9,11 +9,13 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from django.contrib.auth import get_user
 from django.core.cache import caches
 from django.db import OperationalError
 from django.http import HttpRequest
 from django.test import Client
 from django.urls import path
+from django.utils.functional import SimpleLazyObject
 
 from portal import urls as portal_urls
 from portal.caches import RedisWithDatabaseFallback
@@ -30,23 +32,33 @@ def bug(request: HttpRequest):
     raise RuntimeError("a bug")
 
 
-def session_save_fails(request: HttpRequest, error: type[Exception]):
-    """A view that changed the session, whose save on the way out fails again, as it does
-    when the database is gone: two exceptions in one request."""
-    request.session["touched"] = True
+class UnreachableSession:
+    """A session whose database is gone: every look raises, as often as it is asked."""
 
-    def failing_save(*args, **kwargs):
-        raise error("again")
+    def __init__(self, error: type[Exception]) -> None:
+        self.error = error
 
-    request.session.save = failing_save
-    raise error("first")
+    def __getattr__(self, name: str):
+        raise self.error("the session's database is gone")
+
+    def __getitem__(self, key: str):
+        raise self.error("the session's database is gone")
+
+
+def fails_twice(request: HttpRequest, error: type[Exception]):
+    """The view fails on the session, and the response's way out asks for the user (the
+    privacy middleware), which fails again: two exceptions in one request, as when the
+    database is gone."""
+    request.session = UnreachableSession(error)
+    request.user = SimpleLazyObject(lambda: get_user(request))
+    return request.user.is_authenticated
 
 
 # This module is the URLconf of the tests below (with the portal's 500 handler).
 urlpatterns = [
     path("database-down", database_down),
     path("bug", bug),
-    path("twice/<str:kind>", lambda request, kind: session_save_fails(request, ERRORS[kind])),
+    path("twice/<str:kind>", lambda request, kind: fails_twice(request, ERRORS[kind])),
     *portal_urls.urlpatterns,
 ]
 ERRORS = {"database": OperationalError, "bug": RuntimeError}
