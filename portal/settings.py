@@ -102,6 +102,10 @@ MIDDLEWARE = [
     "portal.probes.probes",
     "portal.metrics.metrics",
     "django.middleware.security.SecurityMiddleware",
+    # Outside everything that may fail (sessions, the user): every page, fragment and error
+    # page gets the policy, also one answered by the 500 handler for a failure on the way
+    # out (portal/outages.py).
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "memory_ui.web.deadline.request_deadline",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -111,8 +115,7 @@ MIDDLEWARE = [
     "memory_ui.web.privacy.private_when_signed_in",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "memory_ui.auth.sign_out_form_action",  # after the CSP middleware: adds to its policy
+    "memory_ui.auth.sign_out_form_action",  # inside the CSP middleware: adds to its policy
     "django_htmx.middleware.HtmxMiddleware",
     "memory_ui.web.htmx.htmx_redirects",
     "memory_ui.web.htmx.htmx_messages",

@@ -119,6 +119,17 @@ def test_a_request_that_fails_twice_is_logged_once(urls, json_log, kind, status,
     assert [e["level"] for e in failures] == [level]
 
 
+def test_fragments_and_error_pages_carry_the_content_security_policy(urls):
+    """Issue 19: htmx fragments answered without a CSP. An htmx page, and a 503 made for a
+    failure outside the CSP middleware's old place (the user, on the way out)."""
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    fragment = Client().get("/auth/signed-out", **htmx)
+    assert "default-src 'self'" in fragment["Content-Security-Policy"]
+    failed = Client(raise_request_exception=False).get("/twice/database", **htmx)
+    assert failed.status_code == 503
+    assert "default-src 'self'" in failed["Content-Security-Policy"]
+
+
 def test_redis_unreachable_falls_back_to_the_database_cache(settings):
     settings.PORTAL_REDIS_RETRY_SECONDS = 60
     # Nothing listens on port 9: every Redis call fails at once.
