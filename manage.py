@@ -13,9 +13,15 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("devstack", "devstack_token"):
         os.environ.setdefault("PORTAL_DEVSTACK", "true")
         os.environ.setdefault("DJANGO_DEBUG", "true")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as refused:
+        from portal.logs import refuse
+
+        refuse(refused)
 
 
 if __name__ == "__main__":

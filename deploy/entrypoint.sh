@@ -2,6 +2,8 @@
 # Memory Portal's container entry point (README.md, Running in production).
 #   serve            (default) gunicorn with deploy/gunicorn.conf.py; extra arguments go to gunicorn
 #   migrate          apply database migrations; run once per release, before the new pods serve
+#   wait-for-migrations [SECONDS]
+#                    wait (default 600 s) until no migration is left to apply (an init container)
 #   clearsessions    delete expired sessions (daily: a CronJob or a Container Apps job)
 #   check            Django's deployment checks; fails on any warning
 #   manage ARGS...   any other manage.py command
@@ -12,11 +14,21 @@ command=${1:-serve}
 case "$command" in
   serve) exec gunicorn -c deploy/gunicorn.conf.py "$@" ;;
   migrate) exec python manage.py migrate --noinput ;;
+  wait-for-migrations)
+    deadline=$(($(date +%s) + ${1:-600}))
+    until python manage.py migrate --check >/dev/null; do
+      if [ "$(date +%s)" -ge "$deadline" ]; then
+        echo '{"level": "CRITICAL", "logger": "entrypoint", "message": "Migrations not applied in time: is the migration Job failing?"}' >&2
+        exit 1
+      fi
+      sleep 2
+    done
+    ;;
   clearsessions) exec python manage.py clearsessions ;;
   check) exec python manage.py check --deploy --fail-level WARNING ;;
   manage) exec python manage.py "$@" ;;
   *)
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

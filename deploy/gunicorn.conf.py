@@ -16,8 +16,8 @@ Every number can be changed from the environment (README.md, Running in producti
 - no control socket: gunicorn 27's default path (~/.gunicorn/gunicorn.ctl) collides
   between two instances on one host and cannot be created on a read-only filesystem;
 - one JSON line per log record and per request (portal/logs.py): method, path (the query
-  string too, except on /auth/callback, whose code and client_info are credentials, and
-  /search, whose words may quote someone's memory),
+  string too, except under /auth/: the callback's code and client_info are credentials,
+  and sign-in's `next` may hold a search; and on /search, whose words may quote memory),
   status, bytes, time, the request id the portal sent back, and the client's IP as the
   proxy reported it in X-Forwarded-For.
 """
@@ -25,6 +25,7 @@ Every number can be changed from the environment (README.md, Running in producti
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import shutil
 import sys
@@ -37,7 +38,23 @@ from gunicorn import glogging
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # portal.logs, before gunicorn loads the app from chdir
 
-from portal.logs import JsonFormatter  # noqa: E402
+from portal.logs import JsonFormatter, refuse  # noqa: E402
+
+
+def _settings_or_refuse() -> None:
+    """The portal's settings load here, in the master, before any worker forks: a refused
+    configuration stops gunicorn with one clear line instead of every worker printing a
+    traceback and being restarted in a loop."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    try:
+        importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+    except ImproperlyConfigured as refused:
+        refuse(refused)
+
+
+_settings_or_refuse()
 
 
 def _int(name: str, default: int) -> int:
@@ -125,8 +142,9 @@ logger_class = JsonLogger
 
 
 # Query strings not logged: the sign-in callback's code and client_info are credentials,
-# and a search's words may quote someone's memory.
-_UNLOGGED_QUERIES = ("/auth/callback", "/search")
+# and a search's words may quote someone's memory, also when a signed-out search is sent
+# to sign in first (/auth/login?next=/search?q=...): nothing under /auth/ keeps its query.
+_UNLOGGED_QUERIES = ("/auth/", "/search")
 
 
 def _return_freed_memory() -> None:

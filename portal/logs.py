@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
+import os
+import sys
+import threading
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from memory_ui.coreapi import context
 
@@ -72,7 +76,73 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(config: dict[str, object]) -> None:
-    """Django's LOGGING_CONFIG: the dictionary, and Python's warnings as log records, so
-    they come out as JSON lines too instead of bare text on stderr."""
+    """Django's LOGGING_CONFIG: the dictionary, and whatever else would write bare text on
+    stderr as log records, so the stream stays one JSON object per line: Python's
+    warnings, exceptions that end a thread (the telemetry exporter's, say), and records
+    that reach no handler (logging's "last resort")."""
     logging.config.dictConfig(config)
     logging.captureWarnings(True)
+    threading.excepthook = _log_thread_exception
+    sys.unraisablehook = _write_unraisable
+    console = next(iter(logging.getLogger().handlers), None)
+    if console is not None:
+        logging.lastResort = console
+
+
+def json_everywhere() -> None:
+    """Libraries that bring their own stderr handler (OpenTelemetry's logging
+    instrumentation does, for its own warnings) write JSON lines too. Called after they
+    are set up (portal/telemetry.py); nothing changes with the plain format."""
+    root = logging.getLogger()
+    console = next(iter(root.handlers), None)
+    if console is None or not isinstance(console.formatter, JsonFormatter):
+        return
+    for logger in list(logging.root.manager.loggerDict.values()):
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and not isinstance(
+                handler.formatter, JsonFormatter
+            ):
+                handler.setFormatter(console.formatter)
+
+
+def _write_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """An exception Python cannot raise (in an atexit callback, a finaliser: say the
+    telemetry exporter's last flush at shutdown) as one JSON line, written directly: at
+    shutdown logging's handlers may be gone."""
+    record = logging.LogRecord(
+        "portal.unraisable",
+        logging.ERROR,
+        "",
+        0,
+        unraisable.err_msg or "Exception ignored",
+        None,
+        (unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback),
+    )
+    sys.stderr.write(JsonFormatter().format(record) + "\n")
+    sys.stderr.flush()
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread else "unknown"
+    logging.getLogger("portal.threads").error(
+        "A background thread (%s) failed",
+        name,
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )
+
+
+def refuse(reason: Exception | str) -> NoReturn:
+    """Stops a process whose configuration is refused (ImproperlyConfigured) with one line
+    on stderr saying why, a JSON record unless the plain format is asked for, and no
+    traceback: the reason is the operator's to fix, not a bug."""
+    message = str(reason)
+    plain = os.environ.get("PORTAL_LOG_FORMAT", "").strip().lower() == "plain"
+    if plain:
+        sys.stderr.write(f"Memory Portal cannot start: {message}\n")
+    else:
+        record = logging.LogRecord("portal", logging.CRITICAL, "", 0, message, None, None)
+        sys.stderr.write(JsonFormatter().format(record) + "\n")
+    sys.stderr.flush()
+    raise SystemExit(2)

@@ -15,98 +15,23 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+# The helpers stay importable from here (portal.settings.env and friends).
+from portal.environment import (
+    conflicting_credentials,
+    env,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    missing_settings,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def env(name: str, default: str = "") -> str:
-    """A variable, or the contents of the file named by NAME_FILE (for mounted secrets)."""
-    file_path = os.environ.get(f"{name}_FILE")
-    if file_path:
-        return Path(file_path).read_text(encoding="utf-8").strip()
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}.")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from exc
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.") from exc
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in env(name, default).split(",") if item.strip()]
-
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # Development and tests against devstack/: its URLs, client and CA as defaults, and its
 # management commands. Never inherited silently: something has to ask for it.
 DEVSTACK = env_bool("PORTAL_DEVSTACK", False)
-
-
-def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
-    """The variables a deployment without the devstack must set and has not (a `NAME_FILE`
-    counts as set). One credential for Entra ID is enough: a secret, a certificate, or a
-    federated token (a workload identity file or a managed identity)."""
-
-    def given(name: str) -> bool:
-        return bool(environ.get(name, "").strip() or environ.get(f"{name}_FILE", "").strip())
-
-    missing = [
-        name
-        for name in (
-            "DJANGO_SECRET_KEY",
-            "DJANGO_ALLOWED_HOSTS",
-            "DATABASE_URL",
-            "ENTRA_AUTHORITY",
-            "ENTRA_CLIENT_ID",
-            "COREAPI_BASE_URL",
-            "COREAPI_INSTANCE_ID",
-        )
-        if not given(name)
-    ]
-    has_certificate = given("ENTRA_CLIENT_CERTIFICATE_PATH") and given(
-        "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT"
-    )
-    has_assertion = (
-        given("ENTRA_CLIENT_ASSERTION_FILE")
-        or given("AZURE_FEDERATED_TOKEN_FILE")
-        or given("ENTRA_MANAGED_IDENTITY_CLIENT_ID")
-    )
-    if not (given("ENTRA_CLIENT_SECRET") or has_certificate or has_assertion):
-        missing.append(
-            "ENTRA_CLIENT_SECRET (or ENTRA_CLIENT_CERTIFICATE_PATH with "
-            "ENTRA_CLIENT_CERTIFICATE_THUMBPRINT, or ENTRA_CLIENT_ASSERTION_FILE, or "
-            "ENTRA_MANAGED_IDENTITY_CLIENT_ID)"
-        )
-    return missing
 
 
 if not DEVSTACK and not DEBUG and (_missing := missing_settings(os.environ)):
@@ -115,6 +40,13 @@ if not DEVSTACK and not DEBUG and (_missing := missing_settings(os.environ)):
         "Configuration), or PORTAL_DEVSTACK=true to run against the devstack: "
         + "; ".join(_missing)
         + "."
+    )
+if _conflicting := conflicting_credentials(os.environ):
+    raise ImproperlyConfigured(
+        "Give Entra ID one credential, not several: "
+        + " and ".join(_conflicting)
+        + " are all set (README.md, Configuration). Remove all but the one this "
+        "deployment uses (on Container Apps: ENTRA_MANAGED_IDENTITY_CLIENT_ID)."
     )
 
 SECRET_KEY = env("DJANGO_SECRET_KEY")
@@ -163,12 +95,17 @@ if DEVSTACK:
     INSTALLED_APPS.append("devstack")
 
 MIDDLEWARE = [
-    # First: probes and /metrics answer whatever the Host header (a pod IP) and the
-    # scheme, and the request id covers everything after.
+    # First the request id, so every access line has one, probes' too. Then probes and
+    # /metrics answer whatever the Host header (a pod IP) and the scheme; telemetry's
+    # middleware goes after them (portal/telemetry.py), since it reads the Host.
+    "portal.requestid.request_ids",
     "portal.probes.probes",
     "portal.metrics.metrics",
-    "portal.requestid.request_ids",
     "django.middleware.security.SecurityMiddleware",
+    # Outside everything that may fail (sessions, the user): every page, fragment and error
+    # page gets the policy, also one answered by the 500 handler for a failure on the way
+    # out (portal/outages.py).
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "memory_ui.web.deadline.request_deadline",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -178,8 +115,7 @@ MIDDLEWARE = [
     "memory_ui.web.privacy.private_when_signed_in",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "memory_ui.auth.sign_out_form_action",  # after the CSP middleware: adds to its policy
+    "memory_ui.auth.sign_out_form_action",  # inside the CSP middleware: adds to its policy
     "django_htmx.middleware.HtmxMiddleware",
     "memory_ui.web.htmx.htmx_redirects",
     "memory_ui.web.htmx.htmx_messages",
@@ -215,6 +151,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer fails a request in seconds (a 503 page,
+    # portal/outages.py) instead of holding its worker thread until TCP gives up.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent card requests write sessions: take the write lock up front and wait for it.
     # WAL lets readers go on while one request writes, and commits without waiting for the
@@ -230,30 +172,40 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Sessions live server-side, so the msal token cache never reaches a cookie and any
-# instance can serve any request. The database cache table always exists (migration 0003
-# makes it whatever REDIS_URL says) and holds what must outlive a Redis restart: staged
-# zip restores (the "durable" cache). With Redis, sessions are `cached_db`: read from
-# Redis, written through to the database, so a Redis restart signs nobody out.
+# Sessions live server-side, in the database, so the msal token cache never reaches a
+# cookie and any instance can serve any request. Not cached in Redis: a session written or
+# deleted (signed out) while Redis is unreachable would come back stale from Redis once it
+# answers again. The database cache table always exists (migration 0003 makes it whatever
+# REDIS_URL says) and holds what must outlive a Redis restart: staged zip restores (the
+# "durable" cache). With Redis, the default cache is Redis, and the database cache stands
+# in for it while Redis is unreachable (portal/caches.py).
 DATABASE_CACHE = {
     "BACKEND": "django.core.cache.backends.db.DatabaseCache",
     "LOCATION": "portal_cache",
 }
 REDIS_URL = env("REDIS_URL")
+# After a Redis failure, how long the database cache is used before Redis is tried again.
+PORTAL_REDIS_RETRY_SECONDS = env_float("PORTAL_REDIS_RETRY_SECONDS", 5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "portal.caches.RedisWithDatabaseFallback",
             "LOCATION": REDIS_URL,  # rediss:// for TLS (Azure Cache for Redis: port 6380)
+            # An unreachable Redis costs at most this, then the fallback (portal/caches.py).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         },
         "durable": DATABASE_CACHE,
     }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     # The database, not process memory: a staged import or a cached agent list must be
     # there for whichever worker or instance serves the next request.
     CACHES = {"default": DATABASE_CACHE, "durable": DATABASE_CACHE}
-    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# How often each process checks the database and Redis for /metrics and the log
+# (portal/health.py); 0: never. And the Retry-After of the page shown while the database
+# does not answer (portal/outages.py).
+PORTAL_DEPENDENCY_CHECK_SECONDS = env_float("PORTAL_DEPENDENCY_CHECK_SECONDS", 15.0)
+PORTAL_RETRY_AFTER_SECONDS = env_int("PORTAL_RETRY_AFTER_SECONDS", 30)
 
 AUTH_USER_MODEL = "auth.User"
 AUTHENTICATION_BACKENDS = ["memory_ui.auth.EntraBackend"]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 
+from portal.logs import json_everywhere
+
 logger = logging.getLogger("portal.telemetry")
 
 
@@ -28,6 +30,14 @@ def configure() -> bool:
     from azure.monitor.opentelemetry import configure_azure_monitor
 
     os.environ.setdefault("OTEL_SERVICE_NAME", "memory-portal")
+    # The Django instrumentation's middleware reads the Host header (request.get_host())
+    # on every request, which answers 400 to a Host outside ALLOWED_HOSTS: by default it
+    # goes first, and then kubelet's probes by pod IP fail and the pod restarts forever.
+    # After the probes and /metrics, which answer any Host, it traces everything else.
+    middleware = list(settings.MIDDLEWARE)
+    os.environ["OTEL_PYTHON_DJANGO_MIDDLEWARE_POSITION"] = str(
+        middleware.index("portal.metrics.metrics") + 1
+    )
     configure_azure_monitor(
         connection_string=connection_string,
         # Every record the root logger passes (PORTAL_LOG_LEVEL and above), exceptions too.
@@ -40,5 +50,7 @@ def configure() -> bool:
         },
         enable_live_metrics=False,
     )
+    # Its logging instrumentation writes its own warnings with a plain handler.
+    json_everywhere()
     logger.info("Telemetry goes to Azure Monitor")
     return True

@@ -5,7 +5,7 @@ import os
 import django
 from django.core.handlers.wsgi import WSGIHandler
 
-from portal import telemetry
+from portal import health, telemetry
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
@@ -14,3 +14,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 django.setup(set_prefix=False)
 telemetry.configure()
 application = WSGIHandler()
+# In each gunicorn worker (the module is imported after the fork): database and Redis
+# health for /metrics and the log (portal/health.py).
+health.start_watching()

@@ -116,6 +116,54 @@ def test_two_instances_serve_side_by_side_and_log_json(instances: list[Instance]
     assert "SECRET" not in first.log.read_text()
 
 
+def test_sign_in_next_probes_and_every_line_are_logged_safely(instances: list[Instance]):
+    first = instances[0]
+    # A signed-out search is sent to sign in with its words in `next` (issue 19).
+    requests.head(
+        f"{first.url}/auth/login?next=/search%3Fq%3DSECRET-SEARCH",
+        allow_redirects=False,
+        timeout=10,
+    )
+    requests.get(f"{first.url}/livez", headers={"X-Request-ID": "kubelet-1"}, timeout=10)
+    requests.get(f"{first.url}/readyz", timeout=10)
+
+    def probe_lines() -> list[dict]:
+        return [e for e in first.access_lines() if e["path"] in ("/livez", "/readyz")]
+
+    wait_until(lambda: any(e["path"] == "/auth/login" for e in first.access_lines()), 5, "login")
+    wait_until(lambda: len(probe_lines()) >= 2, 5, "probe lines")
+    assert "SECRET" not in first.log.read_text()
+    # Probe lines carry a request id too: the one sent, or one made for them.
+    assert any(e["request_id"] == "kubelet-1" for e in probe_lines())
+    assert all(len(e["request_id"]) >= 8 for e in probe_lines())
+    # The whole stream is JSON, gunicorn's own lines included.
+    for line in first.log.read_text().splitlines():
+        json.loads(line)
+
+
+def test_a_refused_configuration_stops_gunicorn_with_one_line(tmp_path: Path):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GUNICORN_", "PORTAL_"))},
+        "PORTAL_DEVSTACK": "true",
+        "DJANGO_DEBUG": "false",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'portal.sqlite3'}",
+        "TMPDIR": str(tmp_path),
+        "GUNICORN_BIND": f"127.0.0.1:{free_port()}",
+        "ENTRA_CLIENT_ASSERTION_FILE": "/var/run/secrets/azure/tokens/azure-identity-token",
+        "ENTRA_MANAGED_IDENTITY_CLIENT_ID": "44444444-5555-6666-7777-888888888888",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    result = subprocess.run(
+        [*ENTRYPOINT, "serve"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    (line,) = (result.stdout + result.stderr).strip().splitlines()
+    entry = json.loads(line)
+    assert entry["level"] == "CRITICAL"
+    assert "ENTRA_CLIENT_ASSERTION_FILE" in entry["message"]
+    assert "ENTRA_MANAGED_IDENTITY_CLIENT_ID" in entry["message"]
+
+
 def test_sigterm_drains_readyz_before_stopping(instances: list[Instance]):
     portal = instances[0]
     assert status(f"{portal.url}/readyz") == 200

@@ -5,6 +5,7 @@ process, as an operator would run it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -81,6 +82,20 @@ def test_documented_production_configuration_passes_check_deploy(tmp_path: Path)
     result = entrypoint("check", env=clean_env(**example_env(tmp_path)))
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_the_example_names_one_credential_and_refuses_a_second(tmp_path: Path):
+    """Issue 19: the example set an AKS token file, which won over Container Apps' managed
+    identity. Now it names one credential, and adding AKS' token file is refused."""
+    env = clean_env(**example_env(tmp_path))
+    assert env["ENTRA_MANAGED_IDENTITY_CLIENT_ID"]
+    both = {**env, "AZURE_FEDERATED_TOKEN_FILE": "/var/run/secrets/azure/tokens/token"}
+    result = entrypoint("check", env=both)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    message = json.loads(line)["message"]
+    assert "AZURE_FEDERATED_TOKEN_FILE" in message
+    assert "ENTRA_MANAGED_IDENTITY_CLIENT_ID" in message
 
 
 def test_entrypoint_names_its_commands_for_anything_else():
@@ -180,6 +195,90 @@ def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
         "True",
         "['LoggingHandler', 'StreamHandler']",
     ]
+
+
+def test_probes_answer_by_pod_ip_with_telemetry_on(tmp_path: Path):
+    """Issue 19: with Application Insights on, the OpenTelemetry middleware read the Host
+    first and answered 400 to kubelet's probes by pod IP. The WSGI application exactly as
+    gunicorn loads it, telemetry on, called with a pod IP as the Host."""
+    env = clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
+        DJANGO_ALLOWED_HOSTS="memory.contoso.com",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        PORTAL_METRICS_TOKEN="scrape-token",
+        PORTAL_DEPENDENCY_CHECK_SECONDS="0",
+        APPLICATIONINSIGHTS_CONNECTION_STRING=(
+            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+            "IngestionEndpoint=http://127.0.0.1:9/"
+        ),
+        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
+        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
+    )
+    probe = (
+        "import io, sys, portal.wsgi\n"
+        "from django.conf import settings\n"
+        "assert any('opentelemetry' in m for m in settings.MIDDLEWARE)\n"
+        "def call(path, host, **headers):\n"
+        "    environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': path, 'SERVER_NAME': host,\n"
+        "               'SERVER_PORT': '8000', 'HTTP_HOST': host, 'wsgi.url_scheme': 'http',\n"
+        "               'wsgi.input': io.BytesIO(), 'wsgi.errors': sys.stderr, **headers}\n"
+        "    seen = []\n"
+        "    portal.wsgi.application(environ, lambda status, h: seen.append(status))\n"
+        "    print(path, seen[0].split()[0])\n"
+        "call('/livez', '10.244.1.17:8000')\n"
+        "call('/readyz', '10.244.1.17:8000')\n"
+        "call('/metrics', '10.244.1.17', HTTP_AUTHORIZATION='Bearer scrape-token')\n"
+        # Everything else is traced, and the Host check holds for it.
+        "names = [m.rsplit('.', 1)[-1] for m in settings.MIDDLEWARE]\n"
+        "print(names[:5])\n"
+        "import os; os._exit(0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "/livez 200",
+        "/readyz 200",
+        "/metrics 200",
+        "['request_ids', 'probes', 'metrics', '_DjangoMiddleware', 'SecurityMiddleware']",
+    ]
+
+
+def test_the_log_stream_stays_json_when_the_telemetry_exporter_fails(tmp_path: Path):
+    """Issue 19: the exporter's own warnings and its failed flush at exit were bare text.
+    Its endpoint refuses connections here; the process exits normally (atexit runs)."""
+    env = clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        PORTAL_DEPENDENCY_CHECK_SECONDS="0",
+        APPLICATIONINSIGHTS_CONNECTION_STRING=(
+            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+            "IngestionEndpoint=http://127.0.0.1:9/"
+        ),
+        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
+        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
+    )
+    probe = "import logging, portal.wsgi\nlogging.getLogger('memory_ui').warning('exported')\n"
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    entries = [json.loads(line) for line in result.stderr.splitlines()]  # each line JSON
+    assert any(entry["message"] == "exported" for entry in entries)
+    assert result.stdout == ""
 
 
 def test_every_variable_is_documented_in_the_readme():

@@ -1,10 +1,9 @@
-"""deploy/helm/memory-portal without a helm binary (none installs from PyPI, npm or
-Debian here). What this checks: Chart.yaml and values.yaml parse; every `.Values` path a
-template reads exists in values.yaml; every `include` names a `define`; template blocks
-open and close; and the chart keeps what the deployment relies on (probes, read-only
-root, non-root user, the migration hook, entry point commands that exist). What it does
-not: render the templates (Go templating, indentation of the output) or validate them
-against Kubernetes' schemas; run `helm lint` and `helm template` where helm exists."""
+"""deploy/helm/memory-portal read as text, without helm: Chart.yaml and values.yaml parse;
+every `.Values` path a template reads exists in values.yaml; every `include` names a
+`define`; template blocks open and close; and the chart keeps what the deployment relies
+on (probes, read-only root, non-root user, the migration Job, entry point commands that
+exist). tests/unit/test_chart.py renders it with helm and validates the objects against
+Kubernetes' schemas."""
 
 from __future__ import annotations
 
@@ -82,12 +81,17 @@ def test_the_chart_keeps_what_the_deployment_relies_on():
     assert re.search(r"livenessProbe:\s+httpGet:\s+path: /livez", deployment)
     assert re.search(r"readinessProbe:\s+httpGet:\s+path: /readyz", deployment)
     assert "terminationGracePeriodSeconds" in deployment
-    assert "helm.sh/hook: pre-install,pre-upgrade" in migration
-    assert "azure.workload.identity/use" in deployment
+    # An ordinary Job of the release (issue 19: hooks are not restored by a rollback), and
+    # the portal's pods wait for its migrations.
+    assert "kind: Job" in migration and "helm.sh/hook" not in migration
+    assert '"wait-for-migrations"' in deployment
+    # Workload identity's label, shared by every pod (rendered: tests/unit/test_chart.py).
+    assert "azure.workload.identity/use" in helpers
+    assert 'include "memory-portal.podLabels"' in deployment
 
 
 def test_containers_run_entry_point_commands_that_exist():
     script = ENTRYPOINT.read_text()
     for template in TEMPLATES:
-        for command in re.findall(r'args: \["([a-z]+)"\]', template.read_text()):
+        for command in re.findall(r'args: \["([a-z-]+)"', template.read_text()):
             assert re.search(rf"^\s+{command}\)", script, re.MULTILINE), command

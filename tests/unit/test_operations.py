@@ -53,7 +53,7 @@ def test_probes_answer_whatever_the_host_header(not_draining, host: str):
     ready = client.get("/readyz")
     assert (live.status_code, live.json()) == (200, {"status": "ok"})
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ok", "database": "ok", "cache": "ok"}
+    assert ready.json() == {"status": "ok"}
     # An ordinary page at that Host is refused as before.
     assert client.get("/auth/signed-out").status_code == 400
 
@@ -78,16 +78,45 @@ def test_another_process_draining_through_the_file_is_seen(not_draining, tmp_pat
     assert Client().get("/readyz").status_code == 503
 
 
-def test_readyz_is_503_when_the_cache_fails(not_draining, monkeypatch, json_log):
+def test_readyz_reflects_the_instance_not_shared_dependencies(not_draining, monkeypatch, json_log):
+    """Issue 19: a cache (or database) outage must not take every instance out of rotation
+    at once; it shows in the dependency gauge and the log instead."""
+    from django.db import OperationalError
+
+    from portal import health
+
     def broken(*args, **kwargs):
-        raise ConnectionError("Redis is restarting")
+        raise OperationalError("the database is restarting")
 
     monkeypatch.setattr("django.core.cache.cache.set", broken)
+    monkeypatch.setattr("django.core.cache.cache.get", broken)
     ready = Client().get("/readyz")
-    assert ready.status_code == 503
-    assert ready.json() == {"status": "error", "database": "ok", "cache": "unavailable"}
-    assert "Redis is restarting" not in ready.content.decode()  # nothing internal revealed
-    assert any(line["message"] == "Readiness: the cache is unavailable" for line in lines(json_log))
+    assert (ready.status_code, ready.json()) == (200, {"status": "ok"})
+
+    monkeypatch.setattr(health, "_state", {})
+    monkeypatch.setattr(health, "_database_ok", lambda: False)
+    health.record(health.checks())
+    health.record(health.checks())  # still down: no second line
+    monkeypatch.setattr(health, "_database_ok", lambda: True)
+    health.record(health.checks())
+    down = [e for e in lines(json_log) if e["logger"] == "portal.health"]
+    assert [(e["level"], e["message"]) for e in down] == [
+        ("ERROR", "Dependency unavailable: database"),
+        ("WARNING", "Dependency available again: database"),
+    ]
+
+
+def test_dependency_health_is_a_gauge_in_metrics(not_draining, settings, monkeypatch):
+    from portal import health
+
+    settings.PORTAL_METRICS_TOKEN = "scrape-me"
+    monkeypatch.setattr(health, "_state", {})
+    health.record({"database": False})
+    scrape = Client(HTTP_HOST="10.0.0.5").get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me")
+    assert 'portal_dependency_up{dependency="database"} 0.0' in scrape.content.decode()
+    health.record(health.checks())  # the real test database answers
+    scrape = Client(HTTP_HOST="10.0.0.5").get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me")
+    assert 'portal_dependency_up{dependency="database"} 1.0' in scrape.content.decode()
 
 
 # --- request ids and JSON logs ------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Settings parsing: strict booleans, numbers, *_FILE secrets, required variables."""
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -108,11 +109,14 @@ def test_start_up_names_every_missing_variable_at_once():
         timeout=60,
     )
     assert result.returncode != 0
-    last_line = result.stderr.strip().splitlines()[-1]
-    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured: ")
+    # One line, a JSON log record like every other, and no traceback.
+    (last_line,) = result.stderr.strip().splitlines()
+    entry = json.loads(last_line)
+    assert entry["level"] == "CRITICAL"
+    assert entry["message"].startswith("Memory Portal is not configured.")
     for name in (*PRODUCTION, "ENTRA_CLIENT_CERTIFICATE_PATH", "ENTRA_CLIENT_ASSERTION_FILE"):
         assert name in last_line
-    assert last_line.count("ImproperlyConfigured") == 1
+    assert "Traceback" not in result.stderr and "ImproperlyConfigured" not in result.stderr
 
 
 def test_missing_settings_accepts_any_one_credential():
@@ -143,8 +147,10 @@ def test_production_has_no_devstack_defaults(monkeypatch):
 def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):
     _production_env(monkeypatch, REDIS_URL="rediss://:key@cache.contoso.com:6380/0")
     loaded = _reload_settings()
-    assert loaded.SESSION_ENGINE == "django.contrib.sessions.backends.cached_db"
-    assert loaded.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    # Sessions only in the database: never stale from a Redis that was away (issue 19).
+    assert loaded.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert loaded.CACHES["default"]["BACKEND"] == "portal.caches.RedisWithDatabaseFallback"
+    assert loaded.CACHES["default"]["OPTIONS"]["socket_timeout"] <= 1
     assert loaded.CACHES["durable"]["BACKEND"].endswith("DatabaseCache")
     assert loaded.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
 
@@ -177,3 +183,31 @@ def test_devstack_defaults(monkeypatch):
     assert loaded.ENTRA_AUTHORITY.startswith("https://127.0.0.1:8443/")
     assert loaded.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
     assert "devstack" in loaded.INSTALLED_APPS
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        # Container Apps with deploy/portal.env.example's AKS token file left in (issue 19).
+        {
+            "ENTRA_CLIENT_ASSERTION_FILE": "/var/run/secrets/t",
+            "ENTRA_MANAGED_IDENTITY_CLIENT_ID": "m",
+        },
+        {
+            "AZURE_FEDERATED_TOKEN_FILE": "/var/run/secrets/t",
+            "ENTRA_MANAGED_IDENTITY_CLIENT_ID": "m",
+        },
+        {"ENTRA_CLIENT_SECRET": "s", "ENTRA_CLIENT_CERTIFICATE_PATH_FILE": "/k"},
+    ],
+)
+def test_contradictory_credentials_are_refused_by_name(monkeypatch, credentials):
+    _production_env(monkeypatch, **{"ENTRA_CLIENT_SECRET": None, **credentials})
+    with pytest.raises(ImproperlyConfigured, match="one credential, not several") as refused:
+        _reload_settings()
+    for name in credentials:
+        assert name.removesuffix("_FILE").removesuffix("_PATH") in str(refused.value)
+
+
+def test_one_credential_with_the_platform_token_file_is_accepted(monkeypatch):
+    _production_env(monkeypatch, ENTRA_CLIENT_SECRET=None, AZURE_FEDERATED_TOKEN_FILE="/t")
+    assert _reload_settings().ENTRA_CLIENT_ASSERTION_FILE == "/t"

@@ -2,11 +2,18 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The release's name alone when it already says what it is (memory-portal, not
+memory-portal-memory-portal). */}}
 {{- define "memory-portal.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name (include "memory-portal.name" .) | trunc 63 | trimSuffix "-" }}
+{{- $name := include "memory-portal.name" . }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -22,6 +29,28 @@ app.kubernetes.io/name: {{ include "memory-portal.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* Labels every pod that runs the portal's code needs besides its own: workload
+identity's, which gets the pod its federated token (settings refuse to load without a
+credential), and the operator's. */}}
+{{- define "memory-portal.podLabels" -}}
+{{- if .Values.workloadIdentity.enabled }}
+azure.workload.identity/use: "true"
+{{- end }}
+{{- with .Values.podLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Pod annotations: a new checksum when the configuration or the chart's Secret changes,
+so the pods restart with it (environment variables are read at start). */}}
+{{- define "memory-portal.podAnnotations" -}}
+checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
+checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- with .Values.podAnnotations }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
 {{- define "memory-portal.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "memory-portal.fullname" .) .Values.serviceAccount.name }}
@@ -35,7 +64,59 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{- define "memory-portal.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $repository := required "image.repository is required: the registry path of the image built from deploy/Dockerfile" .Values.image.repository }}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Everything that cannot run fails the render here, each with what to set. */}}
+{{- define "memory-portal.validate" -}}
+{{- range $name := list "DJANGO_ALLOWED_HOSTS" "ENTRA_AUTHORITY" "ENTRA_CLIENT_ID" "COREAPI_BASE_URL" "COREAPI_INSTANCE_ID" }}
+{{- if not (index $.Values.config $name) }}
+{{- fail (printf "config.%s is required (README.md, Configuration)" $name) }}
+{{- end }}
+{{- end }}
+{{- $sources := 0 }}
+{{- if .Values.secrets.csi.enabled }}{{ $sources = add1 $sources }}{{ end }}
+{{- if .Values.secrets.existingSecret }}{{ $sources = add1 $sources }}{{ end }}
+{{- if .Values.secrets.values }}{{ $sources = add1 $sources }}{{ end }}
+{{- if ne $sources 1 }}
+{{- fail "secrets: set exactly one of secrets.csi.enabled (Key Vault), secrets.existingSecret or secrets.values" }}
+{{- end }}
+{{- if .Values.secrets.values }}
+{{- range $name, $file := .Values.secrets.files }}
+{{- if not (index $.Values.secrets.values $file) }}
+{{- fail (printf "secrets.values.%s is required (the file %s reads)" $file $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and .Values.secrets.csi.enabled (not .Values.secrets.csi.keyVaultName) }}
+{{- fail "secrets.csi.keyVaultName is required with secrets.csi.enabled" }}
+{{- end }}
+{{- if .Values.workloadIdentity.enabled }}
+{{- if not .Values.workloadIdentity.clientId }}
+{{- fail "workloadIdentity.clientId is required when workloadIdentity.enabled (the app registration's client id)" }}
+{{- end }}
+{{- range $name := list "ENTRA_MANAGED_IDENTITY_CLIENT_ID" "ENTRA_CLIENT_SECRET" "ENTRA_CLIENT_CERTIFICATE_PATH" }}
+{{- if or (hasKey $.Values.config $name) (hasKey $.Values.secrets.files $name) }}
+{{- fail (printf "%s contradicts workloadIdentity.enabled: give the portal one credential" $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The largest request the portal takes, in MiB, with room for multipart framing: a zip
+restore of 10 x PORTAL_UPLOAD_MAX_BYTES, or a form of 6 x the larger of it and
+COREAPI_MAX_BODY_BYTES (portal/settings.py, DATA_UPLOAD_MAX_MEMORY_SIZE). */}}
+{{- define "memory-portal.maxBodySize" -}}
+{{- if .Values.ingress.maxBodySize }}
+{{- .Values.ingress.maxBodySize }}
+{{- else }}
+{{- $upload := int64 (default "1048576" (toString (index .Values.config "PORTAL_UPLOAD_MAX_BYTES" | default ""))) }}
+{{- $coreapi := int64 (default "2097152" (toString (index .Values.config "COREAPI_MAX_BODY_BYTES" | default ""))) }}
+{{- $form := add (mul 6 (max $upload $coreapi)) 65536 }}
+{{- $bytes := add (max (mul 10 $upload) $form) 1048576 }}
+{{- printf "%dm" (div (add $bytes 1048575) 1048576) }}
+{{- end }}
 {{- end }}
 
 {{/* The pod spec shared by the Deployment, the migration Job and the clearsessions CronJob. */}}
@@ -55,11 +136,21 @@ securityContext:
 volumes:
   - name: tmp
     emptyDir:
-      medium: Memory
-      sizeLimit: 64Mi
+      {{- with .Values.tmp.medium }}
+      medium: {{ . }}
+      {{- end }}
+      sizeLimit: {{ .Values.tmp.sizeLimit }}
   - name: secrets
+    {{- if .Values.secrets.csi.enabled }}
+    csi:
+      driver: secrets-store.csi.k8s.io
+      readOnly: true
+      volumeAttributes:
+        secretProviderClass: {{ include "memory-portal.fullname" . }}
+    {{- else }}
     secret:
       secretName: {{ include "memory-portal.secretName" . }}
+    {{- end }}
 {{- with .Values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -87,6 +178,8 @@ securityContext:
   allowPrivilegeEscalation: false
   capabilities:
     drop: ["ALL"]
+resources:
+  {{- toYaml .Values.resources | nindent 2 }}
 volumeMounts:
   - name: tmp
     mountPath: /tmp

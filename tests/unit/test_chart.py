@@ -1,0 +1,209 @@
+"""deploy/helm/memory-portal rendered by helm 3.17.3 (`./dev` sets it up and names it in
+PORTAL_HELM): `helm lint --strict`, `helm template` with the documented AKS values
+(ci/aks-values.yaml) and a Container Apps-like set (ci/container-apps-values.yaml), every
+rendered object validated against the Kubernetes 1.30 and 1.33 schemas (strict:
+unknown fields are errors), and what the chart promises checked on the rendered objects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "memory-portal"
+AKS = CHART / "ci" / "aks-values.yaml"
+CONTAINER_APPS = CHART / "ci" / "container-apps-values.yaml"
+KUBERNETES = ("1.30.0", "1.33.0")
+# Custom resources, not in Kubernetes' schemas: checked by their own tests below.
+CUSTOM_KINDS = {"SecretProviderClass"}
+
+
+def helm(*args: str) -> subprocess.CompletedProcess[str]:
+    binary = os.environ.get("PORTAL_HELM", "")
+    assert binary and Path(binary).is_file(), "PORTAL_HELM names no helm: run ./dev test"
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def render(*values: Path, release: str = "memory-portal", **settings: str) -> list[dict]:
+    args = ["template", release, str(CHART)]
+    for path in values:
+        args += ["-f", str(path)]
+    for name, value in settings.items():
+        args += ["--set", f"{name}={value}"]
+    result = helm(*args)
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def refused(*values: Path, **settings: str) -> str:
+    args = ["template", "memory-portal", str(CHART)]
+    for path in values:
+        args += ["-f", str(path)]
+    for name, value in settings.items():
+        args += ["--set", f"{name}={value}"]
+    result = helm(*args)
+    assert result.returncode != 0, result.stdout
+    return result.stderr
+
+
+def of_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def pod_templates(objects: list[dict]) -> dict[str, dict]:
+    """Every pod the chart runs, by its workload's kind."""
+    pods = {}
+    for o in objects:
+        if o["kind"] in ("Deployment", "Job"):
+            pods[o["kind"]] = o["spec"]["template"]
+        elif o["kind"] == "CronJob":
+            pods["CronJob"] = o["spec"]["jobTemplate"]["spec"]["template"]
+    return pods
+
+
+def test_helm_lint_strict_with_each_value_set():
+    for values in (AKS, CONTAINER_APPS):
+        result = helm("lint", "--strict", str(CHART), "-f", str(values))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "1 chart(s) linted, 0 chart(s) failed" in result.stdout
+
+
+@pytest.mark.parametrize("values", [AKS, CONTAINER_APPS], ids=["aks", "container-apps"])
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_rendered_objects_are_valid_kubernetes(values: Path, version: str):
+    objects = render(values)
+    assert {"Deployment", "Service", "ConfigMap", "Job", "CronJob"} <= {o["kind"] for o in objects}
+    for o in objects:
+        if o["kind"] in CUSTOM_KINDS:
+            continue
+        kubernetes_validate.validate(o, version, strict=True)
+
+
+@pytest.mark.parametrize("values", [AKS, CONTAINER_APPS], ids=["aks", "container-apps"])
+def test_every_workload_that_runs_manage_py_gets_what_settings_need(values: Path):
+    """The clearsessions CronJob lacked workload identity's label (issue 19): settings
+    refused to load there. Every pod: the same environment, secrets, identity, /tmp."""
+    objects = render(values)
+    pods = pod_templates(objects)
+    assert set(pods) == {"Deployment", "Job", "CronJob"}
+    reference = pods["Deployment"]["spec"]["containers"][0]
+    wi = yaml.safe_load(values.read_text())["workloadIdentity"]["enabled"]
+    for kind, pod in pods.items():
+        labels = pod["metadata"]["labels"]
+        assert (labels.get("azure.workload.identity/use") == "true") is wi, kind
+        assert pod["spec"]["serviceAccountName"] == pods["Deployment"]["spec"]["serviceAccountName"]
+        assert pod["spec"]["volumes"] == pods["Deployment"]["spec"]["volumes"], kind
+        for container in pod["spec"]["containers"] + pod["spec"].get("initContainers", []):
+            assert container["envFrom"] == reference["envFrom"], kind
+            assert container["env"] == reference["env"], kind
+            assert container["volumeMounts"] == reference["volumeMounts"], kind
+            assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert pod["metadata"]["annotations"] == pods["Deployment"]["metadata"]["annotations"]
+
+
+def test_configuration_and_secrets_are_release_objects_rolled_by_a_checksum():
+    base = dict(
+        **{"image.repository": "r.example/p"},
+        **{"secrets.values.django-secret-key": "k", "secrets.values.database-url": "d"},
+        **{"secrets.values.redis-url": "r", "secrets.csi.enabled": "false"},
+        **{
+            "secrets.values.metrics-token": "m",
+            "secrets.values.appinsights-connection-string": "a",
+        },
+    )
+    objects = render(AKS, **base)
+    for o in objects:
+        # Hooks are not restored by `helm rollback` and are recreated by every upgrade.
+        assert "helm.sh/hook" not in o["metadata"].get("annotations", {}), o["kind"]
+    assert of_kind(objects, "Secret") and of_kind(objects, "ConfigMap")
+    before = pod_templates(objects)["Deployment"]["metadata"]["annotations"]
+    changed = render(AKS, **base, **{"config.PORTAL_LOG_LEVEL": "DEBUG"})
+    after = pod_templates(changed)["Deployment"]["metadata"]["annotations"]
+    assert before["checksum/config"] != after["checksum/config"]
+    assert before["checksum/secret"] == after["checksum/secret"]
+    rotated = render(AKS, **{**base, "secrets.values.database-url": "d2"})
+    assert (
+        pod_templates(rotated)["Deployment"]["metadata"]["annotations"]["checksum/secret"]
+        != (before["checksum/secret"])
+    )
+
+
+def test_key_vault_through_the_csi_driver_needs_no_synced_secret():
+    objects = render(AKS)
+    (spc,) = of_kind(objects, "SecretProviderClass")
+    assert spc["apiVersion"] == "secrets-store.csi.x-k8s.io/v1"
+    params = spc["spec"]["parameters"]
+    assert params["keyvaultName"] == "contoso-memory-kv"
+    assert params["clientID"] == "22222222-3333-4444-5555-666666666666"
+    assert "objectName: database-url" in params["objects"]
+    assert not of_kind(objects, "Secret")
+    for kind, pod in pod_templates(objects).items():
+        (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == "secrets"]
+        assert volume["csi"]["driver"] == "secrets-store.csi.k8s.io", kind
+        assert volume["csi"]["volumeAttributes"]["secretProviderClass"] == spc["metadata"]["name"]
+    # The first install's migration is an ordinary Job: it starts with the class in place.
+    (job,) = of_kind(objects, "Job")
+    assert "helm.sh/hook" not in job["metadata"].get("annotations", {})
+
+
+def test_migrations_job_has_a_deadline_and_a_ttl_and_pods_wait_for_it():
+    objects = render(AKS)
+    (job,) = of_kind(objects, "Job")
+    assert job["spec"]["activeDeadlineSeconds"] > 0
+    assert job["spec"]["ttlSecondsAfterFinished"] > 0
+    assert job["metadata"]["name"] == "memory-portal-migrate-1"  # one per revision
+    (deployment,) = of_kind(objects, "Deployment")
+    (init,) = deployment["spec"]["template"]["spec"]["initContainers"]
+    assert init["args"][0] == "wait-for-migrations"
+    (cron,) = of_kind(objects, "CronJob")
+    assert cron["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] > 0
+
+
+def test_tmp_is_sized_and_ingress_takes_the_portals_largest_request():
+    objects = render(AKS)
+    (deployment,) = of_kind(objects, "Deployment")
+    (tmp,) = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "tmp"]
+    assert tmp["emptyDir"]["sizeLimit"] == "256Mi" and "medium" not in tmp["emptyDir"]
+    (ingress,) = of_kind(objects, "Ingress")
+    size = ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"]
+    # Defaults: a 6 x 2 MiB (+ 64 KiB) form, above a 10 x 1 MiB restore; plus framing.
+    assert size == "14m"
+    bigger = render(AKS, **{"config.PORTAL_UPLOAD_MAX_BYTES": "4194304"})
+    (ingress,) = of_kind(bigger, "Ingress")
+    assert (
+        ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"]
+        == "41m"  # 10 x 4 MiB restore + framing
+    )
+
+
+def test_a_disruption_budget_only_with_more_than_one_replica():
+    assert of_kind(render(AKS), "PodDisruptionBudget")
+    assert not of_kind(render(CONTAINER_APPS), "PodDisruptionBudget")
+    assert not of_kind(render(AKS, replicaCount="1"), "PodDisruptionBudget")
+
+
+@pytest.mark.parametrize("release", ["memory-portal", "prod"])
+def test_names_are_not_doubled(release: str):
+    names = {o["metadata"]["name"] for o in render(AKS, release=release)}
+    assert not any("memory-portal-memory-portal" in name for name in names)
+    assert ("memory-portal" if release == "memory-portal" else "prod-memory-portal") in names
+
+
+def test_defaults_fail_with_messages_naming_what_to_set():
+    message = refused()
+    assert "image.repository is required" in message
+    message = refused(**{"image.repository": "r.example/p"})
+    assert "config.DJANGO_ALLOWED_HOSTS is required" in message
+    message = refused(AKS, **{"secrets.csi.enabled": "false"})
+    assert "secrets: set exactly one of" in message
+    message = refused(AKS, **{"config.ENTRA_MANAGED_IDENTITY_CLIENT_ID": "m"})
+    assert "ENTRA_MANAGED_IDENTITY_CLIENT_ID contradicts workloadIdentity.enabled" in message
+    message = refused(
+        CONTAINER_APPS,
+        **{"secrets.existingSecret": "", "secrets.values.django-secret-key": "k"},
+    )
+    assert "secrets.values.database-url is required" in message
