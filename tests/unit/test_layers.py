@@ -127,3 +127,40 @@ def test_the_check_sees_a_top_level_module_import_upwards(tmp_path, monkeypatch)
     assert violations("memory_ui/audit.py", _ABOVE_MEMORY) == [
         "memory_ui/audit.py:1 imports memory_ui.memory.documents",
     ]
+
+
+def view_imports(views: str = "memory_ui/web/views") -> list[str]:
+    """Imports of one view module by another (`from .pages import x`, `from
+    memory_ui.web.views import pages`, ...); the package itself names no view."""
+    package = views.replace("/", ".")
+    found = []
+    for path in sorted((ROOT / views).glob("*.py")):
+        this = f"{package}.{path.stem}"
+        for line, names in imported_modules(path):
+            others = [n for n in names if _within(n, package) and n not in (package, this)]
+            if others:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {others[0]}")
+    return found
+
+
+def test_no_view_module_imports_another():
+    """What several views share lives outside views/ (issue 17): a view module that feeds
+    others makes every change to it a change to them."""
+    assert view_imports() == [], "share helpers through a module outside views/"
+
+
+def test_the_view_check_sees_imports_of_views(tmp_path, monkeypatch):
+    views = tmp_path / "memory_ui" / "web" / "views"
+    views.mkdir(parents=True)
+    (views / "__init__.py").write_text("")
+    (views / "edit.py").write_text(
+        "from memory_ui.web.views.pages import not_done\n"
+        "from . import transfer\n"
+        "from memory_ui.web import views\n"
+        "from memory_ui.web.shared import not_done\n"
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert view_imports() == [
+        "memory_ui/web/views/edit.py:1 imports memory_ui.web.views.pages",
+        "memory_ui/web/views/edit.py:2 imports memory_ui.web.views.transfer",
+    ]
