@@ -167,7 +167,8 @@ def _atx_content(line: str) -> str | None:
 
 
 def _setext_heading(state: _State, line: _Line) -> bool:
-    if not (state.paragraph and line.head == "-" and _SETEXT_H2.fullmatch(line.text)):
+    # Called after a paragraph line and for "-" only (`_RULES_AFTER_PARAGRAPH`).
+    if not _SETEXT_H2.fullmatch(line.text):
         return False
     # The whole paragraph is the heading's text: only a one-line one can match.
     number = line.number
@@ -197,7 +198,11 @@ def _thematic_break(state: _State, line: _Line) -> bool:
 
 
 def _list_item_start(state: _State, line: _Line) -> bool:
-    item = _list_item(line.text)  # `_RULES_BY_HEAD` calls this rule for "-+*" or a digit only
+    # `_RULES_BY_HEAD` calls this rule for "-+*" or a digit only. Hostile documents repeat
+    # one short line (half a million "-" lines): those are looked up in a cache, while the
+    # longer, mostly distinct lines of ordinary lists would only fill it.
+    text = line.text
+    item = (_short_list_item if len(text) <= _SHORT else _list_item)(text)
     if item is None:
         return False
     state.items.append(line.number)
@@ -208,9 +213,6 @@ def _list_item_start(state: _State, line: _Line) -> bool:
     return True
 
 
-# Cached: hostile documents repeat one line (half a million "-" lines), and the texts of
-# ordinary lists differ, so at most a few thousand are kept.
-@lru_cache(maxsize=4096)
 def _list_item(line: str) -> tuple[int, bool] | None:
     """If `line` starts a list item: the column its content starts at, and whether the
     line has nothing after the marker. Not for a thematic break (checked first)."""
@@ -225,23 +227,29 @@ def _list_item(line: str) -> tuple[int, bool] | None:
     return end + (spaces if 1 <= spaces <= 4 else 1), False
 
 
+_SHORT = 16
+_short_list_item = lru_cache(maxsize=1024)(_list_item)
+
+
 def _paragraph(state: _State, line: _Line) -> None:
     if not state.paragraph and line.indent < 4 and line.head not in _BLOCK_HEADS:
         state.paragraph, state.paragraph_start = True, line.number
 
 
-# The rules a line can still meet after the block-start bookkeeping, in the order of the table above,
-# by the line's first character: most lines (text) meet none and go to `_paragraph`.
+# The rules a line can still meet after the block-start bookkeeping, in the order of the
+# table above, by the line's first character: most lines (text) meet none and go to
+# `_paragraph`. A setext underline needs a paragraph line before it, so it has its own table.
 _Rule = Callable[[_State, _Line], bool]
 _RULES_BY_HEAD: dict[str, tuple[_Rule, ...]] = {
     "#": (_atx_heading,),
-    "-": (_setext_heading, _thematic_break, _list_item_start),
+    "-": (_thematic_break, _list_item_start),
     "`": (_fence_opening,),
     "~": (_fence_opening,),
     "*": (_thematic_break, _list_item_start),
     "_": (_thematic_break,),
     "+": (_list_item_start,),
 }
+_RULES_AFTER_PARAGRAPH = {**_RULES_BY_HEAD, "-": (_setext_heading, *_RULES_BY_HEAD["-"])}
 _DIGIT_RULES: tuple[_Rule, ...] = (_list_item_start,)  # any Unicode digit, as `\d` matches
 
 
@@ -252,7 +260,8 @@ def outline(lines: list[str]) -> Outline:
     # The hot loop of a hostile megabyte (half a million lines): the rules are called only
     # when they can apply, and `_Line` is built by `tuple.__new__` (its generated `__new__`
     # is one more Python call per line).
-    new_line, rules_by_head, digit_rules = tuple.__new__, _RULES_BY_HEAD.get, _DIGIT_RULES
+    new_line, digit_rules = tuple.__new__, _DIGIT_RULES
+    rules_by_head, rules_after_paragraph = _RULES_BY_HEAD.get, _RULES_AFTER_PARAGRAPH.get
     blocks_append = state.blocks.append
     for number, text in enumerate(lines):
         stripped = text.lstrip(" ")
@@ -275,7 +284,8 @@ def outline(lines: list[str]) -> Outline:
         if state.blank_before:
             blocks_append(number)
         state.after_blank, state.blank_before = state.blank_before, False
-        for rule in rules_by_head(head) or (digit_rules if head.isdigit() else ()):
+        rules = (rules_after_paragraph if state.paragraph else rules_by_head)(head)
+        for rule in rules or (digit_rules if head.isdigit() else ()):
             if rule(state, line):
                 break
         else:
