@@ -23,8 +23,9 @@ after one paragraph line makes it a heading):
 Blockquote (5.1) and indented-code (4.4) lines never start with "##" at 0-3 spaces, so
 they need no rule. A line meets only the rules its first character after the indent
 (`head`) allows (`_RULES_BY_HEAD`), and a pattern only after that; blank lines outside
-fences and items skip the rules altogether. A megabyte of "-" lines, half a million of
-them, takes about 0.8 s of CPU, 1.2x the single loop this replaced (e6a495d);
+fences and items skip the rules altogether, and a short line's `_Line` and list marker are
+looked up, not recomputed, when it repeats. A megabyte of "-" lines, half a million of
+them, takes about 0.5 s of CPU, 0.85-0.9x the single loop this replaced (e6a495d);
 bench/outline.py measures every shape, tests/unit/test_outline.py checks the results
 against that loop's, and tests/unit/test_paging.py bounds a page of such a document at
 two seconds.
@@ -76,7 +77,8 @@ class Outline:
 
 
 class _Line(NamedTuple):
-    number: int
+    """A line's text and what the rules read from it (the same for every equal line)."""
+
     text: str
     stripped: str  # without its leading spaces
     indent: int
@@ -89,6 +91,7 @@ class _State:
     """What the rules remember from the lines before."""
 
     lines: list[str]
+    number: int = 0  # the line the rules are looking at
     headings: list[tuple[int, int, re.Match[str]]] = field(default_factory=list)
     items: array[int] = field(default_factory=lambda: array("l"))
     blocks: array[int] = field(default_factory=lambda: array("l"))
@@ -149,7 +152,7 @@ def _atx_heading(state: _State, line: _Line) -> bool:
         return False
     match = ENTRY_HEADING.fullmatch(content)
     if match:
-        state.headings.append((line.number, line.number + 1, match))
+        state.headings.append((state.number, state.number + 1, match))
     state.paragraph = False
     return True
 
@@ -171,7 +174,7 @@ def _setext_heading(state: _State, line: _Line) -> bool:
     if not _SETEXT_H2.fullmatch(line.text):
         return False
     # The whole paragraph is the heading's text: only a one-line one can match.
-    number = line.number
+    number = state.number
     match = ENTRY_HEADING.fullmatch(state.lines[number - 1].strip())
     if match and state.paragraph_start == number - 1:
         state.headings.append((number - 1, number + 1, match))
@@ -205,9 +208,9 @@ def _list_item_start(state: _State, line: _Line) -> bool:
     item = (_short_list_item if len(text) <= _SHORT else _list_item)(text)
     if item is None:
         return False
-    state.items.append(line.number)
+    state.items.append(state.number)
     if not state.after_blank:
-        state.blocks.append(line.number)  # an item interrupting a paragraph starts a block
+        state.blocks.append(state.number)  # an item interrupting a paragraph starts a block
     state.item_indent, state.empty_item = item
     state.paragraph = not state.empty_item
     return True
@@ -233,7 +236,7 @@ _short_list_item = lru_cache(maxsize=1024)(_list_item)
 
 def _paragraph(state: _State, line: _Line) -> None:
     if not state.paragraph and line.indent < 4 and line.head not in _BLOCK_HEADS:
-        state.paragraph, state.paragraph_start = True, line.number
+        state.paragraph, state.paragraph_start = True, state.number
 
 
 # The rules a line can still meet after the block-start bookkeeping, in the order of the
@@ -263,14 +266,21 @@ def outline(lines: list[str]) -> Outline:
     new_line, digit_rules = tuple.__new__, _DIGIT_RULES
     rules_by_head, rules_after_paragraph = _RULES_BY_HEAD.get, _RULES_AFTER_PARAGRAPH.get
     blocks_append = state.blocks.append
+    short_lines: dict[str, _Line] = {}
     for number, text in enumerate(lines):
         stripped = text.lstrip(" ")
         blank = not stripped.strip()
         if blank and state.item_indent is None and state.fence is None:
             _blank(state)  # the commonest line: no `_Line` needed
             continue
-        head = stripped[:1]
-        line = new_line(_Line, (number, text, stripped, len(text) - len(stripped), head, blank))
+        state.number = number
+        # Hostile documents repeat one short line: its `_Line` is made once.
+        line = short_lines.get(text)
+        if line is None:
+            line = new_line(_Line, (text, stripped, len(text) - len(stripped), stripped[:1], blank))
+            if len(text) <= _SHORT:
+                short_lines[text] = line
+        head = line.head
         # The first three rules only matter while a list item or a fence is open.
         if state.item_indent is not None:
             if _in_item(state, line) or _lazy_line(state, line):
