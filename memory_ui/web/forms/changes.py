@@ -16,6 +16,7 @@ from memory_ui.web.forms.fields import (
     MarkdownField,
     TargetForm,
     VersionField,
+    hinted_label,
 )
 
 
@@ -63,8 +64,24 @@ class SubmissionMixin(forms.Form):
 
 
 class AppendForm(SubmissionMixin, TargetForm):
-    content = MarkdownField(max_bytes=MAX_NOTE_BYTES, label="Note")
-    reason = forms.CharField(required=False, max_length=MAX_REASON_CHARS, label="Why")
+    content = MarkdownField(
+        max_bytes=MAX_NOTE_BYTES,
+        label=hinted_label("Note", "(markdown)"),
+        help_text="Added at the end under a heading with today's date, as agents add notes.",
+        widget=forms.Textarea(attrs={"rows": 5, "autofocus": True}),
+    )
+    reason = forms.CharField(
+        required=False,
+        max_length=MAX_REASON_CHARS,
+        label=hinted_label("Why", "(optional, shown in the heading)"),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, auto_id="append-%s", **kwargs)
+
+    def focus_alert(self) -> None:
+        """Leave the focus to the page's error alert rather than the note."""
+        self.fields["content"].widget.attrs.pop("autofocus", None)
 
     def clean_content(self) -> str:
         content: str = self.cleaned_data["content"]
@@ -75,9 +92,6 @@ class AppendForm(SubmissionMixin, TargetForm):
     def clean_reason(self) -> str:
         # The reason goes into the note's one-line heading.
         return " ".join(without_bidi_controls(self.cleaned_data["reason"]).split())
-
-    def typed(self) -> dict[str, str]:
-        return {"content": self.data.get("content", ""), "reason": self.data.get("reason", "")}
 
 
 class EntryForm(TargetForm):

@@ -8,6 +8,8 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from memory_ui.memory.operations import Version
 from memory_ui.memory.targets import USER_MEMORY_LABEL, valid_agent_name
@@ -63,6 +65,11 @@ class VersionField(forms.CharField):
                 code="bad_version",
             )
         return version
+
+
+def hinted_label(label: str, hint: str) -> SafeString:
+    """A field's label with a muted aside, e.g. "Note (markdown)"."""
+    return format_html('{} <small class="muted">{}</small>', label, hint)
 
 
 def first_error(form: forms.Form) -> str:

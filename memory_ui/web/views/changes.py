@@ -80,7 +80,7 @@ def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Http
 def append(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         opened = form_target(request, forms.TargetForm(request.GET))
-        return _render_panel(request, "memory_ui/append.html", opened)
+        return _render_panel(request, "memory_ui/append.html", opened, form=forms.AppendForm())
     form = forms.AppendForm(request.POST)
     target = form_target(request, form)
     if form.errors:
@@ -105,8 +105,11 @@ def _append_panel(
     request: HtmxHttpRequest, target: Target, form: forms.AppendForm, status: int, error: str = ""
 ) -> HttpResponse:
     """The note form again, with what was typed and why it was not added."""
-    context = {"form": form, "error": error, **form.typed()}
-    return _render_panel(request, "memory_ui/append.html", target, status=status, **context)
+    if error:
+        form.focus_alert()
+    return _render_panel(
+        request, "memory_ui/append.html", target, status=status, form=form, error=error
+    )
 
 
 # --- clear ---------------------------------------------------------------------------
