@@ -30,7 +30,7 @@ from memory_ui.web.forms.fields import (
     first_error,
 )
 from memory_ui.web.forms.reading import AgentListForm, CardsForm, ViewForm
-from memory_ui.web.forms.search import SearchForm
+from memory_ui.web.forms.search import QuickSearchForm, SearchForm
 from memory_ui.web.forms.transfer import (
     ArchiveUploadForm,
     DownloadForm,
@@ -57,6 +57,7 @@ __all__ = [
     "ImportConfirmForm",
     "ImportUploadForm",
     "PreviewForm",
+    "QuickSearchForm",
     "RestoreForm",
     "SearchForm",
     "TargetForm",

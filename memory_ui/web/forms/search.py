@@ -9,6 +9,8 @@ from django import forms
 from memory_ui.coreapi import Agent
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, all_targets, valid_agent_name
 
+MAX_SEARCH_CHARS = 200
+
 
 class SearchForm(forms.Form):
     """Filters for searching all of a user's memory. `agent` chooses one memory: an agent
@@ -19,7 +21,11 @@ class SearchForm(forms.Form):
     SHARED = "_shared"  # never an agent name: those start with a letter
 
     q = forms.CharField(
-        label="Text", required=False, max_length=200, strip=True, widget=forms.SearchInput
+        label="Text",
+        required=False,
+        max_length=MAX_SEARCH_CHARS,
+        strip=True,
+        widget=forms.SearchInput,
     )
     agent = forms.ChoiceField(label="Memory", required=False)
     reason = forms.CharField(label="Reason contains", required=False, max_length=200, strip=True)
@@ -68,3 +74,15 @@ class SearchForm(forms.Form):
     def choice(cls, target: Target) -> str:
         """The `agent` value that searches only `target`."""
         return target.agent_name or cls.SHARED
+
+
+class QuickSearchForm(forms.Form):
+    """The dashboard's search box: only the text, sent to the search page (`SearchForm`)."""
+
+    q = forms.CharField(
+        required=False,
+        max_length=MAX_SEARCH_CHARS,
+        widget=forms.SearchInput(
+            attrs={"aria-label": "Search text", "placeholder": "Search all your memory"}
+        ),
+    )

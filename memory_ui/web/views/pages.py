@@ -12,7 +12,7 @@ from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 from memory_ui.web.access import target_for, user_actor, user_agents
-from memory_ui.web.forms import AgentListForm, CardsForm
+from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.parts import PartView, card_batches, parts_html
@@ -39,6 +39,7 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
             "batch_html": card_batches(listed, settings.PORTAL_COREAPI_FAN_OUT),
             "listed": len(listed),
             "listing": listing,
+            "search": QuickSearchForm(),
             "agents_error": error,
         },
         status=error.portal_status if error else 200,
