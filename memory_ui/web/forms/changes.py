@@ -156,5 +156,5 @@ class ClearEverythingForm(PhraseConfirmation):
     scopes = forms.MultipleChoiceField(required=False)
 
     def __init__(self, *args: Any, keys: list[str] | tuple[str, ...] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, auto_id="clear-everything-%s", **kwargs)
         self.fields["scopes"].choices = [(key, key) for key in keys]

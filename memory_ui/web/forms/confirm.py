@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.sessions.backends.base import SessionBase
+from django.utils.html import format_html
 
 from memory_ui.web.stores.support import nonce_spend
 
@@ -35,7 +36,19 @@ class PhraseConfirmation(forms.Form):
 
     PHRASE = ""
     PHRASE_REFUSED = "Type “{phrase}” to confirm; nothing was done."
-    phrase = forms.CharField(max_length=100, label="Confirmation")
+    phrase = forms.CharField(max_length=100, widget=forms.TextInput(attrs={"autocomplete": "off"}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["phrase"].label = format_html(
+            "Type <strong>{}</strong> to confirm", self.PHRASE
+        )
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        # A refused phrase takes the focus, to be typed again.
+        if "phrase" in self.errors:
+            self.fields["phrase"].widget.attrs["autofocus"] = True
 
     def clean_phrase(self) -> str:
         typed = " ".join(self.cleaned_data["phrase"].split())

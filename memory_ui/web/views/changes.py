@@ -189,20 +189,14 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     try:
         targets = all_targets(user_agents(request))
     except CoreAPIError as exc:
-        typed = form.data.get("phrase", "")
-        return _render_everything(
-            request, status=exc.portal_status, load_error=exc, typed_phrase=typed
-        )
+        return _render_everything(request, status=exc.portal_status, load_error=exc)
     if request.method == "GET":
-        return _render_everything(request, targets=targets)
+        return _render_everything(request, targets=targets, form=form)
     form = forms.ClearEverythingForm(request.POST, keys=[target.key for target in targets])
     if "scopes" in form.errors:  # a retry names the failed ones: each must be the user's
         raise BadRequest("Unknown memory scope.")
     if not form.is_valid():
-        typed = form.data.get("phrase", "")
-        return _render_everything(
-            request, status=400, targets=targets, form=form, typed_phrase=typed
-        )
+        return _render_everything(request, status=400, targets=targets, form=form)
     chosen = [t for t in targets if t.key in form.cleaned_data["scopes"]] or targets
     return _cleared_everything(request, targets, memory_clear_many(user_actor(request), chosen))
 
