@@ -62,11 +62,14 @@ class PhraseConfirmation(forms.Form):
 class UPNConfirmation(forms.Form):
     """The user's UPN typed again; the form is built with `upn=`."""
 
-    confirm_upn = forms.CharField(label="Type the user's UPN to confirm", max_length=254)
+    confirm_upn = forms.CharField(
+        max_length=254, widget=forms.TextInput(attrs={"autocomplete": "off"})
+    )
 
     def __init__(self, *args: Any, upn: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.upn = upn
+        self.fields["confirm_upn"].label = format_html("Type <strong>{}</strong> to confirm", upn)
 
     def clean_confirm_upn(self) -> str:
         typed = self.cleaned_data["confirm_upn"].strip()

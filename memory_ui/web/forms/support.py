@@ -94,7 +94,7 @@ class ClearRequestForm(UPNConfirmation, NonceConfirmation):
     scopes = forms.MultipleChoiceField(required=False)
 
     def __init__(self, *args: Any, keys: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, auto_id="clear-%s", **kwargs)
         self.fields["scopes"].choices = [(key, key) for key in keys]
         self.keys = keys
 

@@ -164,7 +164,8 @@ def _request_page(
         "rows": [RequestRow(item, record.exported.get(item.key)) for item in loaded],
         "gone": handling.gone,
         "problem": problem,
-        "clear_form": clear_form,
+        "clear_form": clear_form
+        or ClearRequestForm(upn=handling.upn, keys=[t.key for t in handling.targets]),
         "exported_at": _when(record.exported_at),
         "clear_nonce": nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
     }
