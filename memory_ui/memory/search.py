@@ -24,7 +24,7 @@ from typing import Literal
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.documents import Document
 from memory_ui.memory.operations import Actor, Loaded, memory_load_many
-from memory_ui.memory.targets import Target
+from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.
@@ -114,7 +114,7 @@ class MemoryResults:
     @property
     def label(self) -> str:
         agent = self.target.agent
-        return agent.display_name if agent else "Shared with every agent"
+        return agent.display_name if agent else USER_MEMORY_LABEL
 
     @property
     def more(self) -> int:

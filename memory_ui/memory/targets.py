@@ -3,8 +3,9 @@
 A `Target` is the user's shared memory (`user`), one agent's own memory (`agent`), or
 what an agent reads, both joined (`combined`, read-only). Everything that names a memory
 to people, forms, files or URLs asks its Target: `key` (form values), `label` (lists and
-headings), `name` (inside sentences), `title` (its page), `file_name` (archives),
-`download_stem` (downloads) and `route` (for `memory_ui.web.urls.target_url`).
+headings), `name` (inside sentences), `title` (its page), `empty_message` (its page while
+empty), `file_name` (archives), `download_stem` (downloads) and `route` (for
+`memory_ui.web.urls.target_url`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ class Target:
         if self.scope == "combined":
             return f"What {self.agent.display_name} sees: your memory and its own"
         return f"What {self.agent.display_name} remembers"
+
+    @property
+    def empty_message(self) -> str:
+        """What its page says while nothing is remembered in it."""
+        if self.agent is None:
+            return "No agent remembers anything about you yet."
+        if self.scope == "combined":
+            return "This agent sees nothing about you yet."
+        return "This agent remembers nothing about you yet."
 
     @property
     def file_name(self) -> str:

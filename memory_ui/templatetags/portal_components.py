@@ -8,6 +8,7 @@
   `focus=True` to move focus to it after a change that failed. `message` may be a
   CoreAPIError: its message, and "Sign in again" when the sign-in expired (401).
 - `{{ target|crumb }}`: a memory's own crumb on its page.
+- `{{ count|counted:"entry" }}`: "1 entry", "3 entries" (the plurals are in `PLURALS`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 
 register = template.Library()
 
+# The nouns pages count, with their plurals (English plurals are not all "+s").
+PLURALS = {"agent": "agents", "entry": "entries", "match": "matches", "memory": "memories"}
 ROOTS = {"memory": ("Your memory", "dashboard"), "support": ("Support", "support_home")}
 
 
@@ -68,3 +71,8 @@ def crumb(target: Target | str) -> str:
     if target.scope == "combined":
         return f"{target.agent.display_name} · what it sees"
     return target.agent.display_name
+
+
+@register.filter
+def counted(count: int, noun: str) -> str:
+    return f"{count} {noun if count == 1 else PLURALS[noun]}"

@@ -32,6 +32,23 @@ class Entry:
     end_line: int
     source: str
 
+    @property
+    def number(self) -> int:
+        """The entry's number for people, counting from 1."""
+        return self.index + 1
+
+    @property
+    def dated(self) -> bool:
+        """Under a dated heading (everything but the text before the first one)."""
+        return self.kind != "preamble"
+
+    @property
+    def provenance_label(self) -> str:
+        """How the entry came to be, in words; its date, when `dated`, follows."""
+        return {"added": "Added", "imported": "Imported"}.get(
+            self.kind, "Before the first dated entry"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ListItem:

@@ -63,7 +63,7 @@ class EntryPage:
         # The template reads the fields by name; the preview starts as the draft.
         fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
         back = entry_url(self.target, self.index)
-        return {**fields, "preview": self.draft, "back_url": back}
+        return {**fields, "number": self.index + 1, "preview": self.draft, "back_url": back}
 
 
 def _render(request: HtmxHttpRequest, page: EntryPage, *, status: int = 200) -> HttpResponse:
