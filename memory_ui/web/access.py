@@ -121,6 +121,21 @@ def form_target(request: HttpRequest, form: TargetForm) -> Target:
         raise AgentsUnlisted(form, exc) from exc
 
 
+def on_memory(view: View) -> View:
+    """The door of an end-user view on one memory: the memory its request names
+    (`scope`/`agent`, from the form posted or else the query, by `form_target`) and the
+    signed-in user's Actor, worked out once and handed to the view as
+    `view(request, actor, target, ...)`. Put `errors.answers_unlisted` outside it."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        named = TargetForm(request.POST if request.method == "POST" else request.GET)
+        target = form_target(request, named)
+        return view(request, user_actor(request), target, *args, **kwargs)
+
+    return wrapper
+
+
 def as_named(form: TargetForm) -> Target:
     """When the user's agents can't be listed: the memory as the form named it, only to
     show the form again as it was posted (its agent has no object id: no CoreAPI call)."""

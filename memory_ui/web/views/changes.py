@@ -18,9 +18,10 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memory_ui.coreapi import CoreAPIError
+from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.documents import parse_document
 from memory_ui.memory.operations import (
+    Actor,
     Loaded,
     MemoryChanged,
     memory_append,
@@ -30,7 +31,13 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms
-from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
+from memory_ui.web.access import (
+    as_named,
+    form_target,
+    on_memory,
+    user_actor,
+    user_agents,
+)
 from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
@@ -68,48 +75,50 @@ def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Http
     again with what was typed."""
     if request.method == "GET":
         return agents_unavailable(request, unlisted)
-    form, error = unlisted.form, unlisted.error
-    assert isinstance(form, forms.AppendForm)
+    form, error = forms.AppendForm(request.POST), unlisted.error
     message = f"Nothing was added. {error.message}"
-    return _append_panel(request, as_named(form), form, error.portal_status, message)
+    return _append_panel(request, as_named(unlisted.form), form, error.portal_status, message)
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
 @answers_unlisted(_append_unlisted)
-def append(request: HtmxHttpRequest) -> HttpResponse:
-    if request.method == "GET":
-        opened = form_target(request, forms.TargetForm(request.GET))
-        return _render_panel(request, "memory_ui/append.html", opened, form=forms.AppendForm())
-    form = forms.AppendForm(request.POST)
-    target = form_target(request, form)
-    if form.errors:
-        return _append_panel(request, target, form, 400)
-    if not submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
+@on_memory
+def append(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
+    """The note form (GET, or a POST it refused), or the note added at the end."""
+    form = forms.AppendForm(request.POST if request.method == "POST" else None)
+    if not form.is_valid():
+        return _append_panel(request, target, form, 400 if form.errors else 200)
+    data = form.cleaned_data
+    if not submission_claim(actor.who.oid, data["submission"]):
         messages.info(request, "That note was sent twice; it was added once.")
         return redirect_to(request, target_url(target))
     try:
-        data = form.cleaned_data
-        result = memory_append(user_actor(request), target, data["content"], data["reason"])
+        result = memory_append(actor, target, data["content"], data["reason"])
     except CoreAPIError as exc:
         error = not_done("Nothing was added.", exc)
         return _append_panel(request, target, form, exc.portal_status, error)
     messages.success(request, f"Added your note to {target.name}.")
-    if request.htmx:
-        entries = parse_document(result.content_markdown).entries
-        return changed(request, target, result, added_entry=entries[-1].index if entries else None)
-    return redirect(target_url(target))
+    return _appended(request, target, result)
 
 
 def _append_panel(
     request: HtmxHttpRequest, target: Target, form: forms.AppendForm, status: int, error: str = ""
 ) -> HttpResponse:
-    """The note form again, with what was typed and why it was not added."""
+    """The note form, again with what was typed and why it was not added."""
     if error:
         form.focus_alert()
     return _render_panel(
         request, "memory_ui/append.html", target, status=status, form=form, error=error
     )
+
+
+def _appended(request: HtmxHttpRequest, target: Target, result: Memory) -> HttpResponse:
+    """For htmx the memory as it is now, with the new note marked; else its page."""
+    if not request.htmx:
+        return redirect(target_url(target))
+    entries = parse_document(result.content_markdown).entries
+    return changed(request, target, result, added_entry=entries[-1].index if entries else None)
 
 
 # --- clear ---------------------------------------------------------------------------
