@@ -33,7 +33,6 @@ from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web import forms
 from memory_ui.web.access import (
     as_named,
-    form_target,
     on_memory,
     user_actor,
     user_agents,
@@ -147,16 +146,16 @@ def _clear_panel(
 @require_http_methods(["GET", "POST"])
 @login_required
 @answers_unlisted(agents_unavailable)
-def clear(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def clear(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The confirmation (GET), then the clear."""
     if request.method == "GET":
-        return _clear_panel(request, form_target(request, forms.TargetForm(request.GET)))
+        return _clear_panel(request, target)
     form = forms.ClearForm(request.POST)
-    target = form_target(request, form)
     if form.errors:
         return _clear_panel(request, target, status=400, error=forms.first_error(form))
     try:
-        result = memory_clear(user_actor(request), target, form.cleaned_data["version"])
+        result = memory_clear(actor, target, form.cleaned_data["version"])
     except MemoryChanged:
         error = (
             "This memory changed since you opened this confirmation, so nothing was cleared. "
