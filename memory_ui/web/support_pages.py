@@ -23,7 +23,13 @@ from memory_ui.audit import agent_names_remember
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Actor, agents_list, memory_load_many
 from memory_ui.memory.targets import Target, all_targets
-from memory_ui.web.forms.support import EVERY_MEMORY, DeletionRequestForm, LookupForm, valid_upn
+from memory_ui.web.forms.support import (
+    EVERY_MEMORY,
+    DeletionRequestForm,
+    LookupForm,
+    RevealForm,
+    valid_upn,
+)
 from memory_ui.web.stores.support import looked_up, nonce_issue
 
 OVERVIEW = "memory_ui/support/user.html"
@@ -121,6 +127,10 @@ def overview(
     context = {
         "upn": upn,
         "summaries": summaries,
+        "reveal_rows": [
+            (summary, RevealForm.for_row(summary.target, row))
+            for row, summary in enumerate(summaries, 1)
+        ],
         "request_form": form,
         "every_memory": EVERY_MEMORY,
         "chosen": form.data.getlist("scopes") if form.is_bound else [EVERY_MEMORY],

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from memory_ui.audit import Action
+from memory_ui.memory.targets import Target
 from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
 
 UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
@@ -46,10 +47,23 @@ class LookupForm(forms.Form):
 
 
 class RevealForm(forms.Form):
-    scope_key = forms.CharField(max_length=220)
+    scope_key = forms.CharField(max_length=220, widget=forms.HiddenInput)
     reason = forms.CharField(
-        label="Why do you need to read it?", max_length=500, min_length=5, strip=True
+        label="Why do you need to read it?",
+        max_length=500,
+        min_length=5,
+        strip=True,
+        widget=forms.TextInput(attrs={"placeholder": "Reason"}),
     )
+
+    @classmethod
+    def for_row(cls, target: Target, row: int) -> RevealForm:
+        """The form in row `row` of a user's overview: ids of its own, and instead of a
+        visible label (the row's heading says which memory) a name that says it."""
+        form = cls(initial={"scope_key": target.key}, auto_id=f"reveal-{row}-%s")
+        form.fields["reason"].label = ""
+        form.fields["reason"].widget.attrs["aria-label"] = f"Reason to reveal {target.label}"
+        return form
 
 
 class DeletionRequestForm(NonceConfirmation):
