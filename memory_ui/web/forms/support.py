@@ -46,15 +46,22 @@ class LookupForm(forms.Form):
         return upn
 
 
+class SupportReasonField(forms.CharField):
+    """Why support staff act for a user (it goes into the audit trail)."""
+
+    def __init__(self, *, label: str, placeholder: str) -> None:
+        super().__init__(
+            label=label,
+            max_length=500,
+            min_length=5,
+            strip=True,
+            widget=forms.TextInput(attrs={"placeholder": placeholder}),
+        )
+
+
 class RevealForm(forms.Form):
     scope_key = forms.CharField(max_length=220, widget=forms.HiddenInput)
-    reason = forms.CharField(
-        label="Why do you need to read it?",
-        max_length=500,
-        min_length=5,
-        strip=True,
-        widget=forms.TextInput(attrs={"placeholder": "Reason"}),
-    )
+    reason = SupportReasonField(label="Why do you need to read it?", placeholder="Reason")
 
     @classmethod
     def for_row(cls, target: Target, row: int) -> RevealForm:
@@ -71,12 +78,8 @@ class DeletionRequestForm(NonceConfirmation):
     export and the clear) and which memories, `all` meaning every one of them. The
     confirmation is issued for this user and this action and works once."""
 
-    reason = forms.CharField(
-        label="Reason",
-        max_length=500,
-        min_length=5,
-        strip=True,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. Privacy request received by email"}),
+    reason = SupportReasonField(
+        label="Reason", placeholder="e.g. Privacy request received by email"
     )
     ticket = forms.RegexField(
         label="Ticket reference",
