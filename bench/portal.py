@@ -9,15 +9,19 @@ generator and the browser (Playwright, Debian's Chromium) in this process.
 
     .venv/bin/python bench/portal.py                       # this tree
     .venv/bin/python bench/portal.py --portal-dir /tmp/before   # another checkout's portal
+    .venv/bin/python bench/portal.py --agents 100 --latency 20 --size 1048576 \
+        --only page,throughput,dashboard,visible,cards,big,html   # the issue's table
 
 Figures (the issue's targets in brackets):
-  page        memory page of a 10 KB / 110-entry document vs the direct GET      [<= 1.3x]
+  page        memory page of a 10 KB / 110-entry document vs the direct GET      [<= 1.25x]
   throughput  its requests/s vs the direct GET's, same concurrency              [>= 50%]
-  dashboard   cold first paint vs the agents-list call                           [<= 1.5x]
+  dashboard   cold first paint vs the agents-list call (and warm)                [<= 1.5x]
   visible     100 agents: cards visible in 1280x800 loaded, vs one GET           [<= 2x]
-  big         1 MiB document page vs markdown-it-py's render of it: first view   [<= 2x]
-              and repeat view                                                    [<= 0.2x]
-  html        page bytes vs document bytes, three 1 MiB shapes                   [<= 1.5x]
+  cards       all the agents' cards, every batch request 6 at a time, vs one GET [<= 5x]
+  big         --size document page vs markdown-it-py's render of it: first view  [<= 2x]
+              and repeat view vs first view                                      [<= 0.2x]
+  html        page bytes vs document bytes: the 10 KB page                       [<= 2.5x]
+              and three --size shapes                                            [<= 1.5x]
   hostile     worker CPU per page view / preview of hostile input                [<= 2 s]
   rss         worker RSS after the 1 MiB page and 8 concurrent maximal previews  [<= 120 MB]
   slow        CoreAPI answering in 15 s: how long a card is held, /healthz meanwhile
@@ -333,7 +337,7 @@ class Bench:
             f"memory page ({size / 1024:.1f} KB doc)",
             f"{median_ms(page):.1f} ms vs direct GET {median_ms(direct):.1f} ms",
             f"{ratio:.2f}x",
-            "<= 1.3x",
+            "<= 1.25x",
         )
 
     def throughput(self) -> None:
@@ -364,10 +368,12 @@ class Bench:
             response.raise_for_status()
             paints.append(took)
             lists.append(timed(self.agents_list)[0])
+        warm = times(lambda: self.page("/"), self.args.runs // 2 or 1)
         ratio = median_ms(paints) / median_ms(lists)
         self.record(
             f"dashboard first paint, cold ({self.args.agents} agents)",
-            f"{median_ms(paints):.1f} ms vs agents list {median_ms(lists):.1f} ms",
+            f"{median_ms(paints):.1f} ms vs agents list {median_ms(lists):.1f} ms; "
+            f"warm {median_ms(warm):.1f} ms ({median_ms(warm) / median_ms(lists):.2f}x)",
             f"{ratio:.2f}x",
             "<= 1.5x",
         )
@@ -420,6 +426,31 @@ class Bench:
             "<= 2x",
         )
 
+    def all_cards(self) -> None:
+        """Every card of the dashboard (the shared one and each agent's batch), requested
+        6 at a time as a browser sends them, right after a cold first paint."""
+        one_get = median_ms(times(lambda: self.direct_get(self.coreapi), self.args.runs))
+        loads, counts = [], set()
+        for _ in range(self.args.runs // 2 or 1):
+            forget_agents(self.stack.home)
+            html = self.page("/").text
+            paths = [
+                path.replace("&amp;", "&") for path in re.findall(r'hx-get="(/cards/[^"]+)"', html)
+            ]
+            counts.add(len(paths))
+            start = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                for response in pool.map(lambda path: self.page(path, HX_Request="true"), paths):
+                    response.raise_for_status()
+            loads.append(time.perf_counter() - start)
+        self.record(
+            f"all {self.args.agents} agents' cards after first paint",
+            f"{median_ms(loads):.0f} ms vs one GET {one_get:.1f} ms "
+            f"({'/'.join(map(str, sorted(counts)))} requests, 6 at a time)",
+            f"{median_ms(loads) / one_get:.2f}x",
+            "<= 5x",
+        )
+
     def first_agent_batch(self) -> None:
         """The first agents' cards as they come into view on scrolling: one batch request."""
         html = self.page("/").text
@@ -447,45 +478,49 @@ class Bench:
     def big_document(self) -> None:
         from markdown_it import MarkdownIt
 
-        doc = structured(MiB)
+        size = self.args.size
+        doc = structured(size)
         md = MarkdownIt("commonmark")
         render = statistics.median(timed_call(lambda: md.render(doc)) for _ in range(3))
         path = f"/memory/agents/{BIG_STRUCTURED}"
         firsts = []
         for run in range(3):
-            self.write(BIG_STRUCTURED, structured(MiB, salt=f" v{run}"))
+            self.write(BIG_STRUCTURED, structured(size, salt=f" v{run}"))
             took, response = timed(lambda: self.page(path))
             response.raise_for_status()
             firsts.append(took)
         for _ in range(6):  # every worker has seen it
             self.page(path).raise_for_status()
         repeats = times(lambda: self.page(path), 7, warm=0)
+        label = f"{size / 1024:.0f} KB"
         self.record(
-            "1 MiB document page, first view",
+            f"{label} document page, first view",
             f"{median_ms(firsts):.0f} ms vs markdown-it-py render {render * 1000:.0f} ms",
             f"{median_ms(firsts) / (render * 1000):.2f}x",
             "<= 2x",
         )
         self.record(
-            "1 MiB document page, repeat view",
-            f"{median_ms(repeats):.0f} ms vs markdown-it-py render {render * 1000:.0f} ms",
-            f"{median_ms(repeats) / (render * 1000):.2f}x",
+            f"{label} document page, repeat view vs first view",
+            f"{median_ms(repeats):.0f} ms vs {median_ms(firsts):.0f} ms "
+            f"(markdown-it-py render {render * 1000:.0f} ms)",
+            f"{median_ms(repeats) / median_ms(firsts):.2f}x",
             "<= 0.2x",
         )
         workers = self.workers()
         self.record(
-            "worker RSS after the 1 MiB page",
+            f"worker RSS after the {label} page",
             ", ".join(f"{rss_mb(pid):.0f} MB" for pid in workers),
             f"max {max(rss_mb(pid) for pid in workers):.0f} MB",
             "<= 120 MB",
         )
 
     def html_size(self) -> None:
+        size, kb = self.args.size, f"{self.args.size / 1024:.0f} KB"
         shapes = {
-            "1 MiB, ~2,000 entries": (BIG_STRUCTURED, structured(MiB)),
-            "1 MiB, one long list": (BIG_LIST, long_list(MiB)),
-            "1 MiB, 20k entries": (BIG_MANY, structured(MiB, body=1)),
             "10 KB, 110 entries (shared)": (None, None),
+            f"{kb}, structured entries": (BIG_STRUCTURED, structured(size)),
+            f"{kb}, one long list": (BIG_LIST, long_list(size)),
+            f"{kb}, one-line entries": (BIG_MANY, structured(size, body=1)),
         }
         for label, (agent, text) in shapes.items():
             if agent:
@@ -499,7 +534,7 @@ class Bench:
                     f"HTML of {label}{' (raw view)' if view else ''}",
                     f"{len(response.content) / 1024:.0f} KB for {size / 1024:.0f} KB",
                     f"{len(response.content) / size:.2f}x",
-                    "<= 1.5x",
+                    "<= 2.5x" if agent is None and not view else "<= 1.5x",
                 )
 
     def hostile(self) -> None:
@@ -654,6 +689,7 @@ FIGURES = (
     "throughput",
     "dashboard",
     "visible",
+    "cards",
     "batch",
     "big",
     "html",
@@ -667,7 +703,10 @@ FIGURES = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=100)
-    parser.add_argument("--latency-ms", type=int, default=20)
+    parser.add_argument(
+        "--latency", "--latency-ms", dest="latency_ms", type=int, default=20, help="CoreAPI ms"
+    )
+    parser.add_argument("--size", type=int, default=MiB, help="bytes of the big documents")
     parser.add_argument("--runs", type=int, default=30, help="samples per latency figure")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput figure")
@@ -696,6 +735,7 @@ def main() -> None:
                 "throughput": bench.throughput,
                 "dashboard": bench.dashboard,
                 "visible": bench.visible_cards,
+                "cards": bench.all_cards,
                 "batch": bench.first_agent_batch,
                 "big": bench.big_document,
                 "html": bench.html_size,
