@@ -1115,3 +1115,15 @@ def test_agents_with_names_outside_coreapis_rule_are_skipped():
         )
     ]
     assert names == ["good-agent_1"]
+
+
+def test_the_environment_is_read_once_when_the_client_is_built(monkeypatch):
+    """Proxies from the environment still apply (read when the client is built, honouring
+    no_proxy), but requests no longer reads .netrc or the environment on each call."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    client = CoreAPIClient("https://coreapi.example", "instance")
+    assert client._session.proxies.get("https") == "http://proxy.example:3128"
+    assert client._session.trust_env is False
+    monkeypatch.setenv("NO_PROXY", "coreapi.example")
+    assert CoreAPIClient("https://coreapi.example", "instance")._session.proxies == {}
