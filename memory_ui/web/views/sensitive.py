@@ -2,7 +2,9 @@
 review and delete (memory_ui.memory.sensitive does the looking).
 
 Every memory the user has (shared and each agent's own) is read with one fan-out and
-scanned on this request; nothing found is stored, cached or logged. Deleting goes through
+scanned on this request; nothing found is stored, cached or logged. The dashboard's notice
+needs only how many entries were flagged: that count is remembered per document version
+(`memory.flag_counts`), so a memory that did not change is not scanned again. Deleting goes through
 the memory page's own delete forms (POST /memory/entries/delete or /memory/items/delete,
 with their version check), which land on that memory page with Undo.
 """
@@ -18,6 +20,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.flag_counts import flag_count
 from memory_ui.memory.operations import Loaded, memory_load_many
 from memory_ui.memory.sensitive import Scan, sensitive_scan
 from memory_ui.memory.targets import all_targets
@@ -88,7 +91,17 @@ def notice(request: HtmxHttpRequest) -> HttpResponse:
     if not request.htmx:
         return redirect("sensitive_review")
     try:
-        context = _summary(_review(request))
+        loaded = memory_load_many(user_actor(request), all_targets(user_agents(request)))
     except CoreAPIError as exc:
-        context = {"load_error": exc}
+        return render_fragment(request, "memory_ui/sensitive.html#notice", {"load_error": exc})
+    region = settings.PORTAL_PHONE_REGION
+    counts = [
+        flag_count(one.memory.content_markdown, lambda one=one: one.document, region)
+        for one in loaded
+        if one.memory is not None
+    ]
+    context = {
+        "flagged_total": sum(count.flagged for count in counts),
+        "unread": [one for one in loaded if one.error],
+    }
     return render_fragment(request, "memory_ui/sensitive.html#notice", context)
