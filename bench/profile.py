@@ -121,6 +121,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=int, default=250, help="samples per second")
+    parser.add_argument("--size", type=int, default=1024 * 1024, help="the big document's bytes")
     parser.add_argument("--portal-dir", type=Path, default=REPO)
     parser.add_argument("--out", type=Path, help="keep py-spy's raw files here")
     parser.add_argument(
@@ -129,7 +130,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="scenarios whose label contains this")
     args = parser.parse_args()
     # Bench's other options, at bench/portal.py's defaults.
-    args.runs, args.size = 10, 1024 * 1024
+    args.runs = 10
 
     home = Path(tempfile.mkdtemp(prefix="memory-portal-profile-"))
     out = args.out or home
@@ -145,6 +146,7 @@ def main() -> None:
             for path in re.findall(r'hx-get="(/cards/agents\?[^"]+)', html)
         ]
         turn = iter(range(10**9))
+        bench.write(bench_portal.BIG_STRUCTURED, bench_portal.structured(args.size))
 
         def get(path: Callable[[], str], **headers: str) -> Callable[[requests.Session], int]:
             def call(session: requests.Session) -> int:
@@ -164,6 +166,10 @@ def main() -> None:
             "card batch (8 agents)": (
                 get(lambda: batches[next(turn) % len(batches)], **HTMX),
                 args.concurrency,
+            ),
+            f"{args.size // 1024} KB document page, repeat view": (
+                get(lambda: f"/memory/agents/{bench_portal.BIG_STRUCTURED}"),
+                2,
             ),
             "sensitive-data notice": (
                 get(lambda: "/memory/sensitive/notice", **HTMX),

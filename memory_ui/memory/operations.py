@@ -117,16 +117,19 @@ class Loaded:
     def rewritable(self) -> bool:
         """Whether CoreAPI would take this document back in one write (an edit, a delete,
         an undo); agents' appends can grow it past that."""
-        return self.memory is not None and fits_one_write(self.memory.content_markdown)
+        if self.memory is None:
+            return False
+        return fits_one_write(self.memory.content_markdown, lambda: self.prepared.json_chars)
 
 
-def fits_one_write(text: str) -> bool:
+def fits_one_write(text: str, json_chars: Callable[[], int] | None = None) -> bool:
     """Whether a replace with `text` fits CoreAPI's request body limit. JSON escapes a
-    character to at most 12 bytes (a surrogate pair): measure exactly only near the limit."""
+    character to at most 12 bytes (a surrogate pair): measure exactly only near the limit
+    (`json_chars`, when given, is that measure kept with the parsed document)."""
     limit = settings.COREAPI_MAX_BODY_BYTES - 1024  # the other fields of the body
     if 12 * len(text) <= limit:
         return True
-    return len(json.dumps(text)) <= limit
+    return (json_chars() if json_chars else len(json.dumps(text))) <= limit
 
 
 class MemoryChanged(Exception):

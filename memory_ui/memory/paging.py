@@ -18,6 +18,7 @@ document is only ever shown to someone whose CoreAPI answer had the same text.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from array import array
@@ -25,6 +26,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
@@ -127,6 +129,12 @@ class Prepared:
         self._lock = threading.Lock()
         self.rendered_chars = 0
         self._memo: dict[tuple[object, ...], tuple[tuple[object, ...], Any]] = {}
+
+    @cached_property
+    def json_chars(self) -> int:
+        """The text's length as a JSON string, as a replace sends it (`fits_one_write`):
+        measured once per version, not on every view of a large document."""
+        return len(json.dumps(self.document.text))
 
     @property
     def cost(self) -> int:
