@@ -57,6 +57,7 @@ PHASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # A fan-out's request thread waits for its pool's CoreAPI calls.
         ("CoreAPI call", r"memory_ui/coreapi/client\.py|\bfan_out \("),
         ("token cache and refresh", r"\bcoreapi_token \(|\bmsal/"),
+        ("sensitive scan", r"memory_ui/memory/sensitive"),
         ("parse", r"memory_ui/memory/|memory_ui/coreapi/types\.py|\bjson/"),
         ("render", r"django/template/|memory_ui/web/parts\.py|memory_ui/templatetags/"),
         ("session load", r"django/contrib/sessions/.*\b(load|_get_session) \("),
@@ -195,10 +196,17 @@ def main() -> None:
             spy.wait(timeout=args.seconds + 60)
             phases, total = breakdown(raw)
             rate = requests_done / args.seconds
-            print(f"\n{label}: {concurrency} client(s), {rate:.0f} req/s; {total} samples")
-            print("| phase | share of request wall time |\n|---|---|")
+            # Each client waits for one request at a time: a request lasts concurrency/rate.
+            per_request = concurrency / rate * 1000 if rate else 0.0
+            print(
+                f"\n{label}: {concurrency} client(s), {rate:.1f} req/s, "
+                f"{per_request:.1f} ms a request; {total} samples"
+            )
+            kind = "CPU" if args.cpu else "wall time"
+            print(f"| phase | share of request {kind} | ms a request |\n|---|---|---|")
             for name, count in phases.most_common():
-                print(f"| {name} | {count / total:.0%} |")
+                share = count / total
+                print(f"| {name} | {share:.0%} | {share * per_request:.1f} |")
     finally:
         portal.stop()
         stack.stop()
