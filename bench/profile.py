@@ -202,11 +202,14 @@ def main() -> None:
                 f"\n{label}: {concurrency} client(s), {rate:.1f} req/s, "
                 f"{per_request:.1f} ms a request; {total} samples"
             )
-            kind = "CPU" if args.cpu else "wall time"
-            print(f"| phase | share of request {kind} | ms a request |\n|---|---|---|")
+            if args.cpu:  # on-CPU samples: shares of the workers' CPU, no durations
+                print("| phase | share of request CPU |\n|---|---|")
+            else:
+                print("| phase | share of request wall time | ms a request |\n|---|---|---|")
             for name, count in phases.most_common():
                 share = count / total
-                print(f"| {name} | {share:.0%} | {share * per_request:.1f} |")
+                ms = "" if args.cpu else f" {share * per_request:.1f} |"
+                print(f"| {name} | {share:.0%} |{ms}")
     finally:
         portal.stop()
         stack.stop()
