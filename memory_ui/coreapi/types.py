@@ -35,6 +35,13 @@ class Memory:
     # (docs/conditional-writes.md); None when it does not.
     etag: str | None = None
 
+    @property
+    def has_content(self) -> bool:
+        """Anything but whitespace: for templates, which would otherwise call .strip, a copy
+        of the whole document (up to megabytes) each time they ask."""
+        text = self.content_markdown
+        return bool(text) and not text.isspace()
+
     @classmethod
     def from_json(cls, data: object) -> Memory:
         """Tolerates missing, null and extra fields, but not a missing `content_markdown`:

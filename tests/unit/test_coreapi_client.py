@@ -1127,3 +1127,9 @@ def test_the_environment_is_read_once_when_the_client_is_built(monkeypatch):
     assert client._session.trust_env is False
     monkeypatch.setenv("NO_PROXY", "coreapi.example")
     assert CoreAPIClient("https://coreapi.example", "instance")._session.proxies == {}
+
+
+def test_memory_has_content_is_anything_but_whitespace():
+    assert not Memory(scope="user", upn="a", content_markdown="").has_content
+    assert not Memory(scope="user", upn="a", content_markdown=" \n\t\n").has_content
+    assert Memory(scope="user", upn="a", content_markdown="\n- x\n").has_content
