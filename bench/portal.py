@@ -204,10 +204,14 @@ def times(call: Callable[[], requests.Response], runs: int, warm: int = 3) -> li
 
 
 def requests_per_second(
-    call: Callable[[requests.Session], int], concurrency: int, seconds: float
-) -> float:
+    call: Callable[[requests.Session], int],
+    concurrency: int,
+    seconds: float,
+    cpu: Callable[[], float] = lambda: 0.0,
+) -> tuple[float, float]:
     """Completed 2xx answers per second, `concurrency` clients each on its own keep-alive
-    connection, for `seconds` after a warm-up."""
+    connection, for `seconds` after a warm-up; and the CPU seconds `cpu` counts per answer
+    in that time."""
     stop = threading.Event()
     counts = [0] * concurrency
     failures = [0] * concurrency
@@ -225,13 +229,13 @@ def requests_per_second(
         for index in range(concurrency):
             pool.submit(client, index)
         time.sleep(1.0)  # warm-up: connections open, caches filled
-        before = sum(counts)
+        before, cpu_before = sum(counts), cpu()
         time.sleep(seconds)
-        after = sum(counts)
+        after, cpu_after = sum(counts), cpu()
         stop.set()
     if sum(failures):
         print(f"    ({sum(failures)} answers were not 2xx)")
-    return (after - before) / seconds
+    return (after - before) / seconds, (cpu_after - cpu_before) / max(1, after - before)
 
 
 def worker_pids(master: int) -> list[int]:
@@ -352,11 +356,27 @@ class Bench:
             return session.get(self.portal.url + "/memory/user", timeout=60).status_code
 
         concurrency, seconds = self.args.concurrency, self.args.seconds
-        direct_rps = requests_per_second(direct, concurrency, seconds)
-        page_rps = requests_per_second(page, concurrency, seconds)
+        emulator = [self.stack.process.pid]
+        direct_rps, direct_cpu = requests_per_second(
+            direct, concurrency, seconds, lambda: cpu_seconds(emulator)
+        )
+        page_rps, page_cpu = requests_per_second(
+            page, concurrency, seconds, lambda: cpu_seconds(self.workers())
+        )
+        # The floor of any answer: gunicorn and Django's handler, the probe answering in the
+        # first middleware (no session, user, token, CoreAPI or template).
+        livez_rps, livez_cpu = requests_per_second(
+            lambda session: session.get(self.portal.url + "/livez", timeout=60).status_code,
+            concurrency,
+            seconds,
+            lambda: cpu_seconds(self.workers()),
+        )
+        print(f"    /livez: {livez_rps:.0f} req/s, {livez_cpu * 1000:.1f} ms CPU a request")
         self.record(
             f"memory page req/s ({concurrency} clients)",
-            f"{page_rps:.0f} req/s vs direct GET {direct_rps:.0f} req/s",
+            f"{page_rps:.0f} req/s vs direct GET {direct_rps:.0f} req/s; CPU a request: "
+            f"portal workers {page_cpu * 1000:.1f} ms, the emulator's GET {direct_cpu * 1000:.1f} ms; "
+            f"/livez {livez_rps:.0f} req/s, {livez_cpu * 1000:.1f} ms CPU",
             f"{page_rps / direct_rps:.0%}",
             ">= 50%",
         )
