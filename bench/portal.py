@@ -254,7 +254,10 @@ def worker_pids(master: int) -> list[int]:
 def cpu_seconds(pids: list[int]) -> float:
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # exited since listed: its CPU is its parent's cutime now
+            continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / CLK_TCK
 
