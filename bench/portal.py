@@ -143,6 +143,7 @@ class ChildStack:
     idp: object
     coreapi: object
     process: subprocess.Popen
+    legacy: object = None  # no legacy memory stores here (tests.stack.start_portal asks)
 
     @property
     def ca(self) -> str:
