@@ -2,7 +2,7 @@
 
 The msal token cache lives in the server-side session, never in a cookie. Every CoreAPI
 call first asks msal for a token silently; when that fails the user signs in again. The
-token msal gave for a session's cache is remembered in the process (`_SilentTokens`) until
+token msal gave for a session's cache is remembered in the process (`silent_tokens`) until
 shortly before msal itself would refresh it, so most requests find it with a hash of the
 cache and a dictionary lookup instead of building an msal application and parsing the
 cache (docs/performance.md).
@@ -10,10 +10,7 @@ cache (docs/performance.md).
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -32,6 +29,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory_ui.identity import Identity
+from memory_ui.silent_tokens import SilentTokens
 
 logger = logging.getLogger(__name__)
 
@@ -245,54 +243,7 @@ def remember_sign_in(request: HttpRequest, sign_in: SignIn) -> None:
     }
 
 
-# msal hands out a cached access token until 5 minutes before it expires (or until its
-# refresh_on, when the IdP gave a refresh_in); the remembered token stops being used at that point.
-_EXPIRY_MARGIN_SECONDS = 300
-
-
-class _SilentTokens:
-    """Access tokens msal gave silently, keyed by a hash of the session's serialized msal
-    cache and the account: a changed cache (a refresh, another sign-in, a cache removed
-    or aged by hand) is a different key, so msal is asked again. Only the access token
-    and its deadline are kept, never the cache with its refresh token; a bounded number,
-    all forgotten when full (a miss costs one msal call)."""
-
-    def __init__(self, limit: int = 4096) -> None:
-        self._tokens: dict[bytes, tuple[str, float]] = {}
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(serialized: str, identity: Identity) -> bytes:
-        account = f"{identity.upn}\0{identity.home_account_id}\0"
-        return hashlib.sha256((account + serialized).encode()).digest()
-
-    def get(self, key: bytes) -> str | None:
-        found = self._tokens.get(key)
-        if found is None or found[1] <= time.monotonic():
-            return None
-        return found[0]
-
-    def put(self, key: bytes, result: dict[str, Any]) -> None:
-        try:
-            seconds = int(result.get("expires_in") or 0) - _EXPIRY_MARGIN_SECONDS
-            if result.get("refresh_on"):  # epoch seconds: when msal refreshes early
-                seconds = min(seconds, int(result["refresh_on"]) - int(time.time()))
-        except (TypeError, ValueError):
-            return
-        if seconds <= 0:
-            return
-        with self._lock:
-            if len(self._tokens) >= self._limit:
-                self._tokens.clear()
-            self._tokens[key] = (result["access_token"], time.monotonic() + seconds)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._tokens.clear()
-
-
-_silent_tokens = _SilentTokens()
+_silent_tokens = SilentTokens()
 
 
 def coreapi_token(request: HttpRequest) -> str:
@@ -303,7 +254,7 @@ def coreapi_token(request: HttpRequest) -> str:
     serialized = request.session.get(SESSION_CACHE)
     if not serialized:
         raise SignInRequired
-    key = _SilentTokens.key(serialized, identity)
+    key = SilentTokens.key(serialized, identity)
     if remembered := _silent_tokens.get(key):
         return remembered
     token_cache = _load_cache(request)
@@ -324,7 +275,7 @@ def coreapi_token(request: HttpRequest) -> str:
     if not result or "access_token" not in result:
         raise SignInRequired
     if serialized := request.session.get(SESSION_CACHE):
-        _silent_tokens.put(_SilentTokens.key(serialized, identity), result)
+        _silent_tokens.put(SilentTokens.key(serialized, identity), result)
     return result["access_token"]
 
 

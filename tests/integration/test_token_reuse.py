@@ -1,5 +1,5 @@
 """The delegated token msal gave for a session's cache is reused without msal until shortly
-before msal would refresh it (memory_ui.auth._SilentTokens), against the real IdP."""
+before msal would refresh it (memory_ui.silent_tokens), against the real IdP."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from memory_ui import auth
+from memory_ui.silent_tokens import SilentTokens
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +51,7 @@ def test_a_changed_token_cache_asks_msal_again(alice: Client, monkeypatch):
 
 
 def test_a_token_close_to_expiry_is_not_remembered():
-    tokens = auth._SilentTokens()
+    tokens = SilentTokens()
     tokens.put(b"soon", {"access_token": "a", "expires_in": 299})
     tokens.put(b"later", {"access_token": "b", "expires_in": 3600})
     tokens.put(b"refresh", {"access_token": "c", "expires_in": 3600, "refresh_on": 1})
@@ -60,7 +61,7 @@ def test_a_token_close_to_expiry_is_not_remembered():
 
 
 def test_the_remembered_tokens_are_bounded():
-    tokens = auth._SilentTokens(limit=2)
+    tokens = SilentTokens(limit=2)
     for n in range(3):
         tokens.put(bytes([n]), {"access_token": str(n), "expires_in": 3600})
     assert tokens.get(bytes([2])) == "2"

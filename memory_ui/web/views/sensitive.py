@@ -4,9 +4,9 @@ review and delete (memory_ui.memory.sensitive does the looking).
 Every memory the user has (shared and each agent's own) is read with one fan-out and
 scanned on this request; nothing found is stored, cached or logged. The dashboard's notice
 needs only how many entries were flagged: that count is remembered per document version
-(`memory.flag_counts`), so a memory that did not change is not scanned again. Deleting goes through
-the memory page's own delete forms (POST /memory/entries/delete or /memory/items/delete,
-with their version check), which land on that memory page with Undo.
+(`memory.flag_counts`), so a memory that did not change is not scanned again. Deleting
+goes through the memory page's own delete forms (POST /memory/entries/delete or
+/memory/items/delete, with their version check), which land on that memory page with Undo.
 """
 
 from __future__ import annotations
