@@ -180,6 +180,11 @@ def main() -> None:
         for label, (call, concurrency) in scenarios.items():
             if args.only not in label:
                 continue
+            # One request first: the profile is of the steady state (a first view parses,
+            # a first notice scans), as a person sees it on every later load.
+            warm = requests.Session()
+            warm.trust_env = False
+            call(warm)
             raw = out / (re.sub(r"\W+", "-", label).strip("-") + ".txt")
             spy = subprocess.Popen(
                 [
