@@ -61,6 +61,13 @@ class SearchForm(forms.Form):
             self.add_error("date_to", "The end date is before the start date.")
         return data
 
+    @property
+    def filters_used(self) -> int:
+        """How many of the filters under the text box are filled in: a phone shows them
+        folded away only when none is."""
+        filters = ("agent", "reason", "date_from", "date_to")
+        return sum(bool(str(self.data.get(name, "")).strip()) for name in filters)
+
     def targets(self) -> list[Target]:
         """The memories to search (after `is_valid()`)."""
         chosen = self.cleaned_data["agent"]
