@@ -133,7 +133,8 @@ def overview(
         ],
         "request_form": form,
         "every_memory": EVERY_MEMORY,
-        "chosen": form.data.getlist("scopes") if form.is_bound else [EVERY_MEMORY],
+        # Nothing ticked at first: support chooses "All memories" or the ones asked for.
+        "chosen": form.data.getlist("scopes") if form.is_bound else [],
         "request_nonce": nonce_issue(request.session, upn, "request"),
     }
     return render(request, OVERVIEW, context, status=status)

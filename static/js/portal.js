@@ -88,6 +88,8 @@
 //   swapped region itself, so keyboard and screen-reader users carry on from the result.
 // - A panel opened in place (Add a note, Clear) opens next to the control that opened it
 //   (data-panel-after); Escape or its Cancel closes it and focus returns to that control.
+// - An entry's editor opened in place starts in its text field; Escape or its Cancel puts
+//   the entry back (asking first if something was typed) and focus on its Edit button.
 (function () {
   "use strict";
   var opener = null;
@@ -134,6 +136,37 @@
     }
   });
 
+  // An entry's editor opened in place (its Edit link swaps it in): the entry as it was, by
+  // id, to put back on Escape or Cancel. Not after the memory changed meanwhile (the editor
+  // then shows a warning): the entry kept here would be out of date.
+  var entriesBeforeEdit = {};
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    var source = event.detail.elt;
+    var entry = source.matches && source.matches("a.entry-edit") && source.closest("li.entry");
+    if (entry) entriesBeforeEdit[entry.id] = entry.cloneNode(true);
+  });
+  document.body.addEventListener("htmx:afterSwap", function () {
+    document.querySelectorAll("li.entry-editing").forEach(function (editor) {
+      if (editor.querySelector(".alert-warning")) delete entriesBeforeEdit[editor.id];
+    });
+  });
+
+  function closeEditor(from) {
+    var editor = from.closest && from.closest("li.entry-editing");
+    var entry = editor && entriesBeforeEdit[editor.id];
+    if (!entry) return false;
+    var changed = Array.prototype.some.call(
+      editor.querySelectorAll("textarea, input[type='text']"),
+      function (field) { return field.value !== field.defaultValue; }
+    );
+    if (changed && !window.confirm("Discard your changes to this entry?")) return true;
+    delete entriesBeforeEdit[editor.id];
+    editor.replaceWith(entry);
+    if (window.htmx) window.htmx.process(entry);
+    focusOn(entry.querySelector("a.entry-edit") || entry);
+    return true;
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape" || event.defaultPrevented) return;
     var details = event.target.closest && event.target.closest("details[open]");
@@ -142,11 +175,13 @@
       details.querySelector("summary").focus();
       return;
     }
-    if (closePanel()) event.preventDefault();
+    if (closeEditor(event.target) || closePanel()) event.preventDefault();
   });
   document.addEventListener("click", function (event) {
     var cancel = event.target.closest("[data-close-panel]");
     if (cancel && closePanel()) event.preventDefault();
+    var cancelEdit = event.target.closest("[data-close-editor]");
+    if (cancelEdit && closeEditor(cancelEdit)) event.preventDefault();
   });
 
   // Where focus was when a request began (before hx-disabled-elt takes it from a disabled
@@ -202,9 +237,11 @@
 // Progress for exports and imports.
 //
 // Downloads. A download can't show progress, and "Export everything" fetches every memory
-// before the first byte. So a link or GET form marked data-download sends a one-off token;
+// before the first byte. So a link or form marked data-download sends a one-off token;
 // it reads "Preparing your download…" until the portal answers with a cookie carrying that
-// token (set with the file), or two minutes pass. Without JavaScript it simply downloads.
+// token (set with the file), or two minutes pass. Once the download has begun, the control
+// fires downloadStarted (support's request page then shows the export as handed over).
+// Without JavaScript it simply downloads.
 //
 // Forms marked data-busy-form are aria-busy while they submit, with or without htmx.
 (function () {
@@ -233,12 +270,14 @@
     control.textContent = "Preparing your download…";
     var started = Date.now();
     var timer = window.setInterval(function () {
-      if (readyToken() === token || Date.now() - started > GIVE_UP_MS) {
+      var began = readyToken() === token;
+      if (began || Date.now() - started > GIVE_UP_MS) {
         window.clearInterval(timer);
         document.cookie = COOKIE + "=; Max-Age=0; path=/; SameSite=Strict";
         control.textContent = label;
         control.removeAttribute("aria-busy");
         done();
+        if (began) control.dispatchEvent(new CustomEvent("downloadStarted", { bubbles: true }));
       }
     }, 300);
   }
@@ -266,7 +305,8 @@
     });
   });
 
-  // <form method="get" data-download>: the token goes into a hidden field.
+  // <form data-download> (GET, or POST as support's export): the token goes into a hidden
+  // field.
   document.addEventListener("submit", function (event) {
     var form = event.target.closest("form[data-download]");
     if (!form) return;

@@ -48,8 +48,11 @@ def test_delete_one_entry_and_undo(page: Page):
 
     expect(entries).to_have_count(1)
     expect(page.locator("#memory-content")).not_to_contain_text("Trip to London")
-    expect(page.locator("#toasts")).to_contain_text("Deleted the entry.")
+    # One notice, the one with Undo (no toast saying it again).
     expect(page.locator(".change-notice")).to_be_focused()
+    expect(page.locator(".change-notice")).to_have_count(1)
+    expect(page.locator(".change-notice")).to_contain_text("Deleted “Upcoming trip”.")
+    expect(page.locator("#toasts .toast")).to_have_count(0)
     page.get_by_role("button", name="Undo").click()
 
     expect(entries).to_have_count(2)

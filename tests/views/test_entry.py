@@ -3,6 +3,8 @@ save replacing only that entry's lines, the version check (409, draft kept), ref
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -45,6 +47,15 @@ def test_each_entry_has_an_edit_link_and_the_whole_editor_is_advanced(alice: Cli
     assert "/memory/entries/edit" not in body(alice.get("/memory/agents/travel-planner/combined"))
     # A document without dated entries has no entries to edit one by one.
     assert "/memory/entries/edit" not in body(alice.get("/memory/agents/it-helpdesk"))
+
+
+def test_add_a_note_leads_the_toolbar_and_the_advanced_editor_comes_last(alice: Client):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    toolbar = html[html.index('id="memory-actions"') : html.index('id="memory-content"')]
+    actions = re.findall(r"<(?:a|button)[^>]*>([^<]+)</(?:a|button)>", toolbar)
+    assert actions == ["Add a note", "Download (.md)", "Import…", "Advanced: edit as markdown"]
+    assert '<button type="submit">Add a note</button>' in toolbar  # filled: the main action
+    assert 'class="secondary outline advanced-edit"' in toolbar
 
 
 def test_the_editor_as_a_page_and_as_the_entry_in_place(alice: Client):

@@ -66,6 +66,28 @@ def test_search_is_linked_from_the_header_and_the_dashboard(alice: Client):
     assert 'name="q"' in html
 
 
+def filters(response) -> str:
+    """The opening tag of the filters' disclosure (folded away on a phone)."""
+    match = re.search(
+        r'<details class="search-filters"[^>]*>\s*<summary>(.*?)</summary>', main(response)
+    )
+    assert match, "no filters disclosure"
+    return match[0]
+
+
+def test_the_filters_fold_away_only_while_none_is_used(alice: Client):
+    plain = filters(alice.get("/search", {"q": "prefers"}))
+    assert " open" not in plain and "in use" not in plain
+    used = filters(alice.get("/search", {"q": "prefers", "agent": "_shared", "reason": "x"}))
+    assert " open>" in used and "(2 in use)" in used
+    wrong = alice.get("/search", {"date_from": "2026-10-01", "date_to": "2026-09-01"})
+    assert wrong.status_code == 400 and " open>" in filters(wrong)
+    # The dates' hint is the help text of their group, read out with it.
+    html = main(wrong)
+    assert '<fieldset class="search-dates" aria-describedby="search-dates-help">' in html
+    assert 'id="search-dates-help"' in html
+
+
 def test_only_get(alice: Client):
     assert alice.post("/search", {"q": "x"}).status_code == 405
 

@@ -484,6 +484,41 @@ def test_a_request_for_some_memories_exports_and_clears_only_those(
     ]
 
 
+def test_the_request_form_starts_with_nothing_chosen(carol: Client, fake: FakeCoreAPI):
+    overview = look_up(carol)
+    html = body(overview)
+    boxes = re.findall(r'<input type="checkbox" name="scopes"[^>]*>', html)
+    assert len(boxes) == 5  # "All memories" and the four memories
+    assert not [box for box in boxes if "checked" in box]
+    assert "Tick “All memories”, or only the memories the user asked about." in page_text(overview)
+    nonce = field_value(html, "nonce")
+    refused = carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=[]))
+    assert refused.status_code == 400
+    assert "Tick “All memories” or the ones the user asked about." in page_text(refused)
+
+
+def test_the_request_page_says_how_the_memories_were_chosen(carol: Client, fake: FakeCoreAPI):
+    everything = page_text(carol.get(start(carol)))
+    assert "All memories (4): “All memories” was chosen" in everything
+    some = page_text(carol.get(start(carol, scopes=["user", "agent:it-helpdesk"])))
+    assert "Only the ticked ones: 2 chosen" in some
+
+
+def test_the_export_tells_the_page_its_download_began(carol: Client, fake: FakeCoreAPI):
+    """The request page's export form sends a one-off token (static/js/portal.js); the
+    answer carries it back in a cookie, and the page read again shows the export."""
+    request_url = start(carol, scopes=["agent:travel-planner"])
+    assert "not yet" in page_text(carol.get(request_url))
+    response = carol.post(f"{request_url}export", {"download_token": "abc123def456"})
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response.cookies["download_ready"].value == "abc123def456"
+    b"".join(response.streaming_content)
+    page = page_text(carol.get(request_url))
+    assert "yes, as it is now" in page and "Exported just now." in page
+    forged = carol.post(f"{request_url}export", {"download_token": "<script>"})
+    assert "download_ready" not in forged.cookies
+
+
 def test_all_memories_wins_over_single_ticks(carol: Client, fake: FakeCoreAPI):
     request_url = start(carol, scopes=["all", "user"])
     assert "All memories (4)" in page_text(carol.get(request_url))

@@ -89,7 +89,10 @@ class DeletionRequestForm(NonceConfirmation):
         error_messages={"invalid": "Use letters, digits and . _ # / : - only."},
     )
     scopes = forms.MultipleChoiceField(
-        error_messages={"required": "Choose the memories to delete, or all of them."}
+        error_messages={
+            "required": "Choose the memories to delete, or all of them. Tick “All memories” or "
+            "the ones the user asked about."
+        }
     )
 
     def __init__(self, *args: Any, scope_choices: list[tuple[str, str]], **kwargs: Any) -> None:

@@ -128,9 +128,9 @@ def _deleted(
     token = undo_remember(
         request.session, target, before.content_markdown, after, removal.removed, removal.label
     )
-    if token:
-        messages.success(request, f"Deleted the {what}.")
-    else:
+    # One notice per delete: with Undo, the notice above the entries (which names what went)
+    # says it; a toast as well would say it twice.
+    if not token:
         messages.success(request, f"Deleted the {what}. This memory is too large to keep for Undo.")
     if request.htmx:
         return memory_page(

@@ -54,6 +54,7 @@ from memory_ui.web.stores.support import (
     request_start,
 )
 from memory_ui.web.support_pages import LookedUp, overview, support_door, user_targets
+from memory_ui.web.views.transfer import download_began
 
 REQUEST_PAGE = "memory_ui/support/request.html"
 
@@ -216,7 +217,7 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     response = StreamingHttpResponse(stream, content_type="application/zip")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", f"memory-{handling.upn}-{record.ticket}")
     response["Content-Disposition"] = f'attachment; filename="{name}-{now:%Y-%m-%d}.zip"'
-    return response
+    return download_began(request, response)
 
 
 def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -60,7 +60,13 @@ def _attachment(
     request: HtmxHttpRequest, response: HttpResponseBase, filename: str
 ) -> HttpResponseBase:
     response["Content-Disposition"] = content_disposition_header(True, filename)
-    form = forms.DownloadForm(request.GET)
+    return download_began(request, response)
+
+
+def download_began(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """A download's answer, marked for the page that asked with a one-off `download_token`
+    (a GET link or form, or a POST form such as support's export): see static/js/portal.js."""
+    form = forms.DownloadForm(request.POST if request.method == "POST" else request.GET)
     if form.is_valid() and form.cleaned_data["download_token"]:
         # Tells the page that started the download that it has begun (no secret in it).
         response.set_cookie(
