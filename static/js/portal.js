@@ -169,7 +169,9 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape" || event.defaultPrevented) return;
-    var details = event.target.closest && event.target.closest("details[open]");
+    // The disclosure holding focus, else the header's menu when it is open over the page.
+    var details = (event.target.closest && event.target.closest("details[open]")) ||
+      document.querySelector(".site-menu[open]");
     if (details) {
       details.open = false;
       details.querySelector("summary").focus();

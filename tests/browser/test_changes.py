@@ -102,3 +102,37 @@ def test_clear_with_confirmation(page: Page):
     assert page.evaluate("window.cleared[0].agent") == "benefits-assistant"
     page.reload()
     expect(page.locator("#memory-content")).to_contain_text("remembers nothing")
+
+
+def test_edit_one_entry_in_place_by_keyboard(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/travel-planner")
+    edit = page.get_by_role("button", name="Edit entry 2: Upcoming trip")
+    text = page.get_by_role("textbox", name="Text")
+
+    # The editor opens in place with focus in its text field; Escape puts the entry back
+    # and focus on its Edit button.
+    edit.click()
+    expect(text).to_be_focused()
+    check_accessibility(page, "an entry's editor in place")
+    page.keyboard.press("Escape")
+    expect(text).to_have_count(0)
+    expect(edit).to_be_focused()
+    expect(page.locator("#entry-1")).to_contain_text("Trip to London")
+
+    # The entry put back opens its editor again. Something typed is not dropped unasked:
+    # declining keeps the editor, agreeing (here through Cancel) closes it, nothing saved.
+    edit.press("Enter")
+    expect(text).to_be_focused()
+    text.press("End")
+    page.keyboard.type(" Moved to March.")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.keyboard.press("Escape")
+    expect(text).to_have_value(re.compile(r"Moved to March\.$"))
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Cancel").click()
+    expect(edit).to_be_focused()
+    expect(page).to_have_url(re.compile(r"/memory/agents/travel-planner$"))
+    expect(page.locator("#memory-content")).not_to_contain_text("Moved to March")
+    page.reload()
+    expect(page.locator("#entry-1")).not_to_contain_text("Moved to March")

@@ -3,9 +3,9 @@
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import sign_in_as
+from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -56,3 +56,48 @@ def test_keyboard_user_can_skip_to_content(page: Page):
     sign_in_as(page, "Alice Example")
     page.keyboard.press("Tab")
     expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+
+
+def test_the_header_keeps_who_and_sign_out_together_and_folds_on_a_phone(page: Page):
+    sign_in_as(page, "Alice Example")
+    name = page.locator(".who-name")
+    sign_out = page.get_by_role("button", name="Sign out")
+    # Wide: the name right beside "Sign out", the sections beside the brand.
+    gap = sign_out.bounding_box()["x"] - (name.bounding_box()["x"] + name.bounding_box()["width"])
+    assert 0 < gap < 40
+    brand = page.locator(".brand").bounding_box()
+    sections = page.locator(".nav-sections").bounding_box()
+    assert sections["x"] - (brand["x"] + brand["width"]) < 40
+
+    # A phone: everything but the brand behind "Menu"; Escape folds it again.
+    page.set_viewport_size({"width": 390, "height": 800})
+    expect(sign_out).to_be_hidden()
+    menu = page.get_by_text("Menu", exact=True)
+    menu.click()
+    expect(sign_out).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(sign_out).to_be_hidden()
+    expect(menu).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("link", name="Search", exact=True)).to_be_visible()
+    check_accessibility(page, "the header's menu open")
+
+
+def test_the_phone_menu_works_without_javascript(browser: Browser, live_portal: str):
+    context = browser.new_context(
+        java_script_enabled=False,
+        ignore_https_errors=True,
+        base_url=live_portal,
+        viewport={"width": 390, "height": 800},
+    )
+    try:
+        page = context.new_page()
+        sign_in_as(page, "Alice Example")
+        sign_out = page.get_by_role("button", name="Sign out")
+        expect(sign_out).to_be_hidden()
+        page.get_by_text("Menu", exact=True).click()
+        expect(sign_out).to_be_visible()
+        page.get_by_role("link", name="Activity").click()
+        expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("activity", re.I))
+    finally:
+        context.close()

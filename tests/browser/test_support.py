@@ -3,6 +3,7 @@ export downloaded, then the clear; alice sees it gone and finds it on her Activi
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -30,10 +31,15 @@ def test_carol_handles_alices_deletion_request(new_page):
     start = carol.locator("form", has=carol.get_by_role("button", name="Start"))
     start.get_by_label("Reason", exact=True).fill("Privacy request from the user")
     start.get_by_label("Ticket reference").fill("PRIV-2041")
+    # Nothing is chosen for her: "All memories" or the ones asked for, ticked on purpose.
+    for box in start.get_by_role("checkbox").all():
+        expect(box).not_to_be_checked()
     start.get_by_role("checkbox", name="All memories").uncheck()
     start.get_by_role("checkbox", name="Travel Planner").check()
     start.get_by_role("button", name="Start").click()
     expect(carol.get_by_role("heading", name="Deletion request PRIV-2041")).to_be_visible()
+    expect(carol.locator(".request-summary")).to_contain_text("Only the ticked ones: 1 chosen")
+    expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("not yet")
     check_accessibility(carol, "deletion request")
 
     with carol.expect_download() as download:
@@ -43,6 +49,10 @@ def test_carol_handles_alices_deletion_request(new_page):
         "agent-travel-planner.md"
     ]
     assert "aisle seats" in archive.read("agent-travel-planner.md").decode()
+    # The page says the export was handed over as soon as the download began, no reload.
+    expect(carol.get_by_role("row", name="Travel Planner")).to_contain_text("yes, as it is now")
+    expect(carol.locator("#export-status")).to_have_text(re.compile(r"^Exported just now\."))
+    check_accessibility(carol, "deletion request, exported")
 
     carol.get_by_label("Type alice@contoso.com to confirm").fill("alice@contoso.com")
     carol.get_by_role("button", name="Clear the exported memories").click()
