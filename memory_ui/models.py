@@ -1,4 +1,5 @@
-"""The audit trail: append-only, never memory content."""
+"""The audit trail (append-only) and when each person last opened each memory; never
+memory content."""
 
 from __future__ import annotations
 
@@ -67,3 +68,24 @@ class AuditEvent(models.Model):
 
     def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
         raise TypeError("Audit events are append-only.")
+
+
+class MemoryVisit(models.Model):
+    """When one person last opened one memory, and the version they saw then: what "new"
+    is counted from. A time and a version token (CoreAPI's updatedOn and a sha256), never
+    content. `previous_seen_at` is the visit before, so entries stay marked new on the
+    page that is open (its "Show more", its views) until "Mark as seen"."""
+
+    user_oid = models.CharField(max_length=64)
+    target_key = models.CharField(max_length=220)
+    seen_at = models.DateTimeField()
+    seen_version = models.CharField(max_length=120)
+    previous_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = (
+            models.UniqueConstraint(fields=("user_oid", "target_key"), name="one_visit_per_memory"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.user_oid} {self.target_key} {self.seen_at:%Y-%m-%d %H:%M}"

@@ -41,19 +41,24 @@ class PartView:
         return bool(self.edit_url)
 
 
-def parts_html(prepared: Prepared, page: Page, view: PartView) -> list[SafeString]:
+def parts_html(
+    prepared: Prepared, page: Page, view: PartView, new: frozenset[int] = frozenset()
+) -> list[SafeString]:
     """Each part's <li>, rendered once per document version, `view` and minute. Rendering
     in the page's own loop instead costs a template render per part per request, and a
-    1 MiB document has thousands of parts (bench/portal.py measures it)."""
+    1 MiB document has thousands of parts (bench/portal.py measures it). `new`: the
+    indexes of the entries marked new since the person's last visit (a flag per part in
+    the key, no more)."""
     minute = int(time.time() // 60)
     rendered = []
     for part in page.parts:
+        is_new = part.entry is not None and part.entry.index in new
 
-        def render(part=part) -> SafeString:
-            context = {"part": part, "view": view}
+        def render(part=part, is_new=is_new) -> SafeString:
+            context = {"part": part, "view": view, "is_new": is_new}
             return render_to_string("memory_ui/components/part.html", context)
 
-        key = ("part", part.position, view, minute)
+        key = ("part", part.position, view, is_new, minute)
         # render_to_string returns a SafeString (the template escaped what it inserted);
         # the memo keeps that object as it is.
         rendered.append(prepared.memo(key, render, replaces=key[:-1]))

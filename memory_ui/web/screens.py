@@ -18,7 +18,8 @@ from django.urls import reverse
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.operations import Loaded, memory_load
 from memory_ui.memory.targets import Target
-from memory_ui.web.access import user_actor
+from memory_ui.visits import marked_new, visits_of
+from memory_ui.web.access import signed_in, user_actor
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import ViewForm
 from memory_ui.web.htmx import (
@@ -56,10 +57,15 @@ class Pager:
 
 
 def memory_context(
-    loaded: Loaded, view: str = "rendered", page: int | None = None, entry: int | None = None
+    loaded: Loaded,
+    view: str = "rendered",
+    page: int | None = None,
+    entry: int | None = None,
+    new: frozenset[int] = frozenset(),
 ) -> dict[str, object]:
     """What memory.html shows of one memory (after a change as well as on a visit): one
-    page of it (`memory_ui.memory.paging`), the one holding `entry` when that is given."""
+    page of it (`memory_ui.memory.paging`), the one holding `entry` when that is given,
+    with the entries in `new` marked new since the last visit."""
     target = loaded.target
     context: dict[str, object] = {
         "target": target,
@@ -70,6 +76,7 @@ def memory_context(
         "error": loaded.error,
         "view": view,
         "memory_url": target_url(target),
+        "new_count": len(new),
     }
     prepared = loaded.prepared
     if prepared is not None:
@@ -97,7 +104,7 @@ def memory_context(
             if deletable and prepared.document.structured:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
             shown = PartView(deletable, target_url(target), edit_url)
-            context["part_html"] = parts_html(prepared, page, shown)
+            context["part_html"] = parts_html(prepared, page, shown, new)
     return context
 
 
@@ -108,7 +115,9 @@ def memory_page(
     next entries only."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
-    context = {**memory_context(loaded, **ViewForm.chosen(request.GET)), **extra}
+    visit = visits_of(signed_in(request).oid).get(loaded.key)
+    new = frozenset(e.index for e in marked_new(loaded, visit))
+    context = {**memory_context(loaded, **ViewForm.chosen(request.GET), new=new), **extra}
     undo = request.GET.get("undo", "")
     if undo and "undo_label" not in extra:
         # After a delete without JavaScript: the notice names what went, from the session

@@ -9,6 +9,7 @@ from memory_ui.web.views import (
     deletes,
     edit,
     entry,
+    news,
     pages,
     restore,
     sensitive,
@@ -85,6 +86,9 @@ urlpatterns = [
     path("activity", activity.activity, name="activity"),
     # search across every memory
     path("search", search_views.search, name="search"),
+    path("whats-new", news.whats_new_page, name="whats_new"),
+    path("whats-new/seen", news.mark_all_seen, name="whats_new_seen"),
+    path("memory/seen", news.mark_seen, name="memory_seen"),
     # sensitive data: review flagged entries, and the dashboard's notice
     path("memory/sensitive", sensitive.review, name="sensitive_review"),
     path("memory/sensitive/notice", sensitive.notice, name="sensitive_notice"),

@@ -29,7 +29,7 @@ from memory_ui.web.forms.fields import (
     TargetForm,
     first_error,
 )
-from memory_ui.web.forms.reading import AgentListForm, CardsForm, ViewForm
+from memory_ui.web.forms.reading import AgentListForm, CardsForm, SeenForm, ViewForm
 from memory_ui.web.forms.search import QuickSearchForm, SearchForm
 from memory_ui.web.forms.transfer import (
     ArchiveUploadForm,
@@ -60,6 +60,7 @@ __all__ = [
     "QuickSearchForm",
     "RestoreForm",
     "SearchForm",
+    "SeenForm",
     "TargetForm",
     "UndoForm",
     "ViewForm",

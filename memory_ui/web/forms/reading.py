@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from memory_ui.coreapi import Agent
+from memory_ui.web.forms.fields import TargetForm
 
 
 class ViewForm(forms.Form):
@@ -71,3 +72,9 @@ class CardsForm(forms.Form):
         if len(names) > self.most:
             raise forms.ValidationError(f"At most {self.most} cards at a time.")
         return names
+
+
+class SeenForm(TargetForm):
+    """ "Mark as seen" for one memory, as the page showed it (its version token)."""
+
+    version = forms.CharField(max_length=200)

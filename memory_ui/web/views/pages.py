@@ -11,7 +11,9 @@ from django.views.decorators.http import require_GET
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
-from memory_ui.web.access import target_for, user_actor, user_agents
+from memory_ui.models import MemoryVisit
+from memory_ui.visits import new_entries, visit_record, visits_of
+from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
@@ -46,9 +48,12 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def _card_context(loaded: Loaded, agent_name: str = "") -> dict[str, object]:
+def _card_context(
+    loaded: Loaded, visits: dict[str, MemoryVisit], agent_name: str = ""
+) -> dict[str, object]:
     return {
         "card": loaded,
+        "new_count": len(new_entries(loaded, visits.get(loaded.key))),
         "agent": loaded.target.agent,
         "agent_name": agent_name,
         "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
@@ -66,7 +71,7 @@ def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return render_fragment(
         request,
         "memory_ui/card.html#card",
-        _card_context(loaded, agent_name),
+        _card_context(loaded, visits_of(signed_in(request).oid), agent_name),
         status=loaded.error.portal_status if loaded.error else 200,
     )
 
@@ -88,7 +93,8 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
     by_name = {agent.name: agent for agent in agents}
     targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
     loaded = memory_load_many(user_actor(request), targets)
-    context = {"cards": [_card_context(one, one.target.agent_name) for one in loaded]}
+    visits = visits_of(signed_in(request).oid)
+    context = {"cards": [_card_context(one, visits, one.target.agent_name) for one in loaded]}
     return render_fragment(request, "memory_ui/card.html#batch", context)
 
 
@@ -108,7 +114,11 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
         )
     if scope == "combined":
         return combined_page(request, target)
-    return memory_page(request, memory_load(user_actor(request), target))
+    loaded = memory_load(user_actor(request), target)
+    if not request.htmx:
+        # Opening the page is a visit; its htmx requests (Show more, views) are the same one.
+        visit_record(signed_in(request).oid, loaded, keep_marks=True)
+    return memory_page(request, loaded)
 
 
 def _group(loaded: Loaded, heading: str) -> dict[str, object]:

@@ -1,0 +1,89 @@
+"""New since a person's last visit: when they last opened each memory (`MemoryVisit`),
+and which entries were added after that.
+
+An entry is new when its own timestamp (the `## Added …` line an agent wrote) is later
+than the visit, and the memory is no longer the version seen then. Entries without a
+time (a preamble, a document without dated entries) are never counted new: there is
+nothing to tell when they came. Nothing here reads or keeps content: a visit is a time
+and a version token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from memory_ui.memory.documents import Entry
+from memory_ui.memory.operations import Loaded, Version
+from memory_ui.memory.targets import Target
+from memory_ui.models import MemoryVisit
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """One entry added since the last visit, with the memory it is in."""
+
+    target: Target
+    entry: Entry
+
+
+def visits_of(user_oid: str) -> dict[str, MemoryVisit]:
+    """Every memory this person has opened, by target key (one query)."""
+    return {v.target_key: v for v in MemoryVisit.objects.filter(user_oid=user_oid)}
+
+
+def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVisit | None:
+    """Remember that this person saw `loaded` now. `keep_marks`: a page being opened (its
+    new entries stay marked while it is open); otherwise "Mark as seen", which clears them.
+    Nothing is recorded for a memory that could not be read."""
+    if loaded.memory is None:
+        return None
+    now = timezone.now()
+    visit = MemoryVisit.objects.filter(user_oid=user_oid, target_key=loaded.key).first()
+    version = Version.of(loaded.memory).token()
+    if visit is None:
+        return MemoryVisit.objects.create(
+            user_oid=user_oid, target_key=loaded.key, seen_at=now, seen_version=version
+        )
+    visit.previous_seen_at = visit.seen_at if keep_marks else now
+    visit.seen_at, visit.seen_version = now, version
+    visit.save(update_fields=("seen_at", "seen_version", "previous_seen_at"))
+    return visit
+
+
+def new_since(loaded: Loaded, since: datetime | None, seen_version: str = "") -> list[Entry]:
+    """The entries of `loaded` added after `since`, newest first; none when there was no
+    visit yet (everything would be new: nothing to tell apart) or the memory is still the
+    version seen."""
+    if since is None or loaded.memory is None or loaded.prepared is None:
+        return []
+    if seen_version and Version.of(loaded.memory).token() == seen_version:
+        return []
+    entries = [e for e in loaded.prepared.document.entries if e.timestamp and e.timestamp > since]
+    return sorted(entries, key=lambda e: e.timestamp or since, reverse=True)
+
+
+def new_entries(loaded: Loaded, visit: MemoryVisit | None) -> list[Entry]:
+    """New since the last time this memory was opened (the dashboard, What's new)."""
+    if visit is None:
+        return []
+    return new_since(loaded, visit.seen_at, visit.seen_version)
+
+
+def marked_new(loaded: Loaded, visit: MemoryVisit | None) -> list[Entry]:
+    """What the open memory page marks new: added since the visit before this one."""
+    if visit is None:
+        return []
+    return new_since(loaded, visit.previous_seen_at)
+
+
+def whats_new(loaded: list[Loaded], visits: dict[str, MemoryVisit]) -> list[NewEntry]:
+    """New entries across every memory read, newest first."""
+    found = [
+        NewEntry(one.target, entry)
+        for one in loaded
+        for entry in new_entries(one, visits.get(one.key))
+    ]
+    return sorted(found, key=lambda n: n.entry.timestamp or timezone.now(), reverse=True)

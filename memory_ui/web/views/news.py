@@ -1,0 +1,121 @@
+"""New since your last visit: the What's new page (new entries across every memory, newest
+first) and "Mark as seen" for one memory or all of them (`memory_ui.visits`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.documents import entry_label
+from memory_ui.memory.operations import Loaded, Version, memory_load, memory_load_many
+from memory_ui.memory.targets import Target, all_targets
+from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
+from memory_ui.web import forms
+from memory_ui.web.access import form_target, signed_in, user_actor, user_agents
+from memory_ui.web.htmx import HtmxHttpRequest
+from memory_ui.web.links import target_url
+
+FIRST_LINE = 120  # characters of an entry's first line shown on What's new
+
+
+@dataclass(frozen=True)
+class NewRow:
+    """One line of What's new: which memory, when, why, and the entry's first line."""
+
+    new: NewEntry
+    url: str
+    first_line: str
+
+
+@dataclass
+class WhatsNewPage:
+    rows: list[NewRow] = field(default_factory=list)
+    failed: list[Loaded] = field(default_factory=list)
+    never_opened: list[Target] = field(default_factory=list)
+    # The version each memory was read at, for "Mark all as seen" (`version-<key>`).
+    versions: dict[str, str] = field(default_factory=dict)
+    error: CoreAPIError | None = None
+
+
+def _page(request: HtmxHttpRequest) -> WhatsNewPage:
+    try:
+        targets = all_targets(user_agents(request))
+    except CoreAPIError as exc:
+        return WhatsNewPage(error=exc)
+    loaded = memory_load_many(user_actor(request), targets)
+    visits = visits_of(signed_in(request).oid)
+    page = WhatsNewPage(
+        failed=[one for one in loaded if one.error is not None],
+        never_opened=[one.target for one in loaded if one.key not in visits and one.memory],
+        versions={one.key: Version.of(one.memory).token() for one in loaded if one.memory},
+    )
+    for new in whats_new(loaded, visits):
+        url = f"{target_url(new.target)}?entry={new.entry.index}#entry-{new.entry.index}"
+        page.rows.append(NewRow(new, url, entry_label(new.entry.body, FIRST_LINE)))
+    return page
+
+
+@require_GET
+@login_required
+def whats_new_page(request: HtmxHttpRequest) -> HttpResponse:
+    page = _page(request)
+    status = page.error.portal_status if page.error else 200
+    return render(request, "memory_ui/whats_new.html", {"page": page}, status=status)
+
+
+@require_POST
+@login_required
+def mark_seen(request: HtmxHttpRequest) -> HttpResponse:
+    """One memory seen as the page showed it (`version`). If it changed since, what came
+    meanwhile would be marked seen unseen: nothing is recorded and the page says so."""
+    form = forms.SeenForm(request.POST)
+    target = form_target(request, form)
+    if isinstance(target, CoreAPIError) or not form.is_valid():
+        messages.error(request, "Nothing was marked as seen. Please try again.")
+        return redirect("whats_new")
+    loaded = memory_load(user_actor(request), target)
+    if loaded.memory is None or Version.of(loaded.memory).token() != form.cleaned_data["version"]:
+        messages.warning(
+            request,
+            "This memory changed since the page was shown, so nothing was marked as seen. "
+            "Here it is as it is now.",
+        )
+    else:
+        visit_record(signed_in(request).oid, loaded, keep_marks=False)
+        messages.success(request, "Marked as seen.")
+    return redirect(target_url(target))
+
+
+@require_POST
+@login_required
+def mark_all_seen(request: HtmxHttpRequest) -> HttpResponse:
+    """Every memory the page listed, each only if it is still the version shown."""
+    try:
+        targets = all_targets(user_agents(request))
+    except CoreAPIError as exc:
+        messages.error(request, f"Nothing was marked as seen. {exc.message}")
+        return redirect("whats_new")
+    shown = {t.key: request.POST.get(f"version-{t.key}", "") for t in targets}
+    loaded = memory_load_many(user_actor(request), [t for t in targets if shown[t.key]])
+    oid = signed_in(request).oid
+    changed = 0
+    for one in loaded:
+        if one.memory is not None and Version.of(one.memory).token() == shown[one.key]:
+            visit_record(oid, one, keep_marks=False)
+        else:
+            changed += 1
+    if changed:
+        messages.warning(
+            request,
+            f"{changed} memor{'y' if changed == 1 else 'ies'} changed or could not be read "
+            "since the page was shown, so their entries stay new.",
+        )
+    else:
+        messages.success(request, "Marked everything as seen.")
+    return redirect("whats_new")

@@ -1,0 +1,144 @@
+"""New since the last visit (`memory_ui.visits`): what a person's visits keep, the
+dashboard card's count, the memory page's marks and "Mark as seen", and What's new."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import Client
+
+from devstack.coreapi import formats
+from memory_ui.models import MemoryVisit
+from tests.fake_coreapi import FakeCoreAPI
+from tests.views.helpers import HTMX, body, field_value, page_text
+
+TRAVEL = "/memory/agents/travel-planner"
+
+
+class Clock:
+    """The time the portal records visits at, moved on by hand: each step of a test comes
+    a minute after the one before (entry times are whole seconds)."""
+
+    def __init__(self) -> None:
+        self.at = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.at
+
+    def tick(self) -> datetime:
+        self.at += timedelta(minutes=1)
+        return self.at
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr("memory_ui.visits.timezone", clock)
+    return clock
+
+
+def agent_adds(fake: FakeCoreAPI, clock: Clock, agent: str | None, text: str, reason: str):
+    """An agent appending a minute after whatever came before, while nobody watches."""
+    fake.put(formats.append_entry(fake.text(agent), text, clock.tick(), reason), agent)
+    clock.tick()
+
+
+def new_marks(html: str) -> list[str]:
+    return re.findall(r'<li class="entry entry-new" id="(entry-\d+)"', html)
+
+
+def test_a_visit_keeps_a_time_and_a_version_and_marks_nothing_new(alice: Client, fake, clock):
+    html = body(alice.get(TRAVEL))
+    assert new_marks(html) == [] and "since your last visit" not in html
+    visit = MemoryVisit.objects.get()
+    assert visit.target_key == "agent:travel-planner" and visit.previous_seen_at is None
+    stamp, digest = visit.seen_version.split("|")
+    assert stamp.startswith("2026-11-25T18:45:30") and re.fullmatch(r"[0-9a-f]{64}", digest)
+    # A time and a version, nothing of the memory itself.
+    fields = {f.name for f in MemoryVisit._meta.get_fields()}
+    assert fields == {"id", "user_oid", "target_key", "seen_at", "seen_version", "previous_seen_at"}
+    # htmx requests of the open page are the same visit.
+    alice.get(TRAVEL, {"view": "raw"}, headers=HTMX)
+    assert MemoryVisit.objects.get().previous_seen_at is None
+
+
+def test_entries_added_since_the_last_visit_are_new_on_every_page(alice: Client, fake, clock):
+    alice.get(TRAVEL)
+    alice.get("/memory/user")
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar, 14 December.", "Train booked")
+    agent_adds(fake, clock, "travel-planner", "- Hotel: the Strand Palace.", "Hotel booked")
+
+    card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert '<strong class="new-badge">2 new</strong>' in card
+    assert "new-badge" not in body(alice.get("/cards/user", headers=HTMX))
+
+    news = alice.get("/whats-new")
+    text = page_text(news)
+    assert news.status_code == 200 and "2 new entries." in text
+    assert text.index("Hotel: the Strand Palace.") < text.index("Booked the Eurostar")
+    assert "because: Hotel booked" in text and "Travel Planner" in text
+    assert f'href="{TRAVEL}?entry=3#entry-3"' in body(news)
+    # Memories never opened count nothing new yet, and the page says which.
+    assert "Not opened here yet" in text and "IT Helpdesk" in text
+
+    opened = body(alice.get(TRAVEL))
+    assert new_marks(opened) == ["entry-3", "entry-2"]  # newest first
+    assert "2 new since your last visit" in page_text(alice.get(TRAVEL, headers=HTMX))
+    # Opening the page was a visit: the card and What's new count nothing new any more.
+    assert "new-badge" not in body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert "Nothing new since you last looked." in page_text(alice.get("/whats-new"))
+
+
+def test_mark_as_seen_clears_the_marks_unless_the_memory_changed(alice: Client, fake, clock):
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    html = body(alice.get(TRAVEL))
+    assert new_marks(html) == ["entry-2"]
+    fields = {"scope": "agent", "agent": "travel-planner", "version": field_value(html, "version")}
+
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")  # meanwhile
+    stale = alice.post("/memory/seen", fields, follow=True)
+    assert "changed since the page was shown, so nothing was marked as seen" in page_text(stale)
+    assert len(new_marks(body(stale))) == 1  # still the visit before: entry 2 stays new
+
+    fields["version"] = field_value(body(stale), "version")
+    seen = alice.post("/memory/seen", fields)
+    assert seen.status_code == 302 and seen["Location"] == TRAVEL
+    after = alice.get(TRAVEL)
+    assert new_marks(body(after)) == [] and "Marked as seen." in page_text(after)
+
+
+def test_mark_all_as_seen_on_whats_new(alice: Client, fake, clock):
+    alice.get(TRAVEL)
+    alice.get("/memory/user")
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    agent_adds(fake, clock, None, "- Works from Lisbon in January.", "Travel plans")
+    page = body(alice.get("/whats-new"))
+    assert "2 new entries." in page_text(alice.get("/whats-new"))
+    versions = dict(re.findall(r'name="(version-[^"]+)" value="([^"]*)"', page))
+    assert set(versions) == {
+        "version-user",
+        "version-agent:benefits-assistant",
+        "version-agent:it-helpdesk",
+        "version-agent:travel-planner",
+    }
+    done = alice.post("/whats-new/seen", versions, follow=True)
+    assert "Marked everything as seen." in page_text(done)
+    assert "Nothing new since you last looked." in page_text(done)
+    assert MemoryVisit.objects.count() == 4
+
+
+def test_mark_as_seen_takes_only_the_persons_own_memories(alice: Client, fake, clock):
+    fields = {"scope": "agent", "agent": "finance-insights", "version": "x|" + "0" * 64}
+    assert alice.post("/memory/seen", fields).status_code == 404
+    assert alice.get("/memory/seen").status_code == 405
+    assert MemoryVisit.objects.count() == 0
+
+
+def test_visits_are_per_person(alice: Client, bob: Client, fake, clock):
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    assert "1 new entry." in page_text(alice.get("/whats-new"))
+    assert "Nothing new since you last looked." in page_text(bob.get("/whats-new"))
