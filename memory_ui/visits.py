@@ -62,7 +62,8 @@ def new_since(loaded: Loaded, since: datetime | None, seen_version: str = "") ->
     if seen_version and Version.of(loaded.memory).token() == seen_version:
         return []
     entries = [e for e in loaded.prepared.document.entries if e.timestamp and e.timestamp > since]
-    return sorted(entries, key=lambda e: e.timestamp or since, reverse=True)
+    # Newest first; entries of the same second in the order they were added.
+    return sorted(entries, key=lambda e: (e.timestamp or since, e.index), reverse=True)
 
 
 def new_entries(loaded: Loaded, visit: MemoryVisit | None) -> list[Entry]:
@@ -86,4 +87,6 @@ def whats_new(loaded: list[Loaded], visits: dict[str, MemoryVisit]) -> list[NewE
         for one in loaded
         for entry in new_entries(one, visits.get(one.key))
     ]
-    return sorted(found, key=lambda n: n.entry.timestamp or timezone.now(), reverse=True)
+    return sorted(
+        found, key=lambda n: (n.entry.timestamp or timezone.now(), n.entry.index), reverse=True
+    )

@@ -72,6 +72,8 @@ def test_entries_added_since_the_last_visit_are_new_on_every_page(alice: Client,
 
     card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
     assert '<strong class="new-badge">2 new</strong>' in card
+    batch = body(alice.get("/cards/agents", {"name": "travel-planner"}, headers=HTMX))
+    assert '<strong class="new-badge">2 new</strong>' in batch
     assert "new-badge" not in body(alice.get("/cards/user", headers=HTMX))
 
     news = alice.get("/whats-new")
