@@ -252,6 +252,18 @@ def excerpt(text: str, pattern: re.Pattern[str] | None) -> list[Segment]:
 # --- searching ---------------------------------------------------------------------------
 
 
+def matching_entries(document: Document, query: SearchQuery) -> list[int]:
+    """The indexes of every entry of `document` that matches `query`, newest first: what
+    "Select all matching" takes (`memory_ui.memory.batch`). A document without dated
+    entries has none (it is matched as one whole, which is not an entry to delete)."""
+    matcher = _Matcher(query)
+    return [
+        piece.index
+        for piece in reversed(_pieces(document))
+        if piece.index is not None and matcher.matches(piece)
+    ]
+
+
 def search_loaded(loaded: list[Loaded], query: SearchQuery, limits: Limits) -> SearchResults:
     """Search documents already read; results in the order of `loaded`."""
     matcher = _Matcher(query)

@@ -5,6 +5,7 @@ from django.urls import path
 
 from memory_ui.web.views import (
     activity,
+    batch,
     changes,
     deletes,
     edit,
@@ -89,6 +90,10 @@ urlpatterns = [
     path("whats-new", news.whats_new_page, name="whats_new"),
     path("whats-new/seen", news.mark_all_seen, name="whats_new_seen"),
     path("memory/seen", news.mark_seen, name="memory_seen"),
+    path("memory/select", batch.select, name="batch_select"),
+    path("memory/select/preview", batch.preview, name="batch_preview"),
+    path("memory/select/delete", batch.delete, name="batch_delete"),
+    path("memory/select/undo", batch.undo, name="batch_undo"),
     # sensitive data: review flagged entries, and the dashboard's notice
     path("memory/sensitive", sensitive.review, name="sensitive_review"),
     path("memory/sensitive/notice", sensitive.notice, name="sensitive_notice"),

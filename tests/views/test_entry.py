@@ -53,7 +53,13 @@ def test_add_a_note_leads_the_toolbar_and_the_advanced_editor_comes_last(alice: 
     html = body(alice.get("/memory/agents/travel-planner"))
     toolbar = html[html.index('id="memory-actions"') : html.index('id="memory-content"')]
     actions = re.findall(r"<(?:a|button)[^>]*>([^<]+)</(?:a|button)>", toolbar)
-    assert actions == ["Add a note", "Download (.md)", "Import…", "Advanced: edit as markdown"]
+    assert actions == [
+        "Add a note",
+        "Download (.md)",
+        "Import…",
+        "Select entries…",
+        "Advanced: edit as markdown",
+    ]
     assert '<button type="submit">Add a note</button>' in toolbar  # filled: the main action
     assert 'class="secondary outline advanced-edit"' in toolbar
 

@@ -1,0 +1,176 @@
+"""Select and delete many entries at once: choose by filter (the search form's memory,
+reason, dates and words) or tick them one by one, see what would go (how many, from which
+memories, their first lines), confirm once, and undo the whole batch with one Undo.
+
+Plain GET and POST forms, so it all works without JavaScript. Memories are named by
+target keys checked against the user's own agent list; entries by index at the version
+the preview read, which the delete checks per memory (`memory_ui.memory.batch`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.batch import (
+    Selection,
+    batch_delete,
+    batch_restore,
+    select_matching,
+    select_picked,
+)
+from memory_ui.memory.operations import Version, memory_load_many
+from memory_ui.memory.search import SearchQuery, day_range
+from memory_ui.memory.targets import Target, all_targets
+from memory_ui.web.access import user_actor, user_agents
+from memory_ui.web.batch_store import batch_undo_remember, batch_undo_take
+from memory_ui.web.forms import SearchForm
+from memory_ui.web.htmx import HtmxHttpRequest
+
+FILTERS = ("q", "agent", "reason", "date_from", "date_to")
+PICK = re.compile(r"^(user|agent:[a-z][a-z0-9-]{0,99}):(\d{1,7})$")
+MAX_PICKS = 5000
+
+
+def _query(form: SearchForm) -> SearchQuery:
+    data = form.cleaned_data
+    start, end = day_range(data["date_from"], data["date_to"], timezone.get_current_timezone())
+    return SearchQuery(text=data["q"], reason=data["reason"], start=start, end=end)
+
+
+def _picked(values: list[str], targets: dict[str, Target]) -> dict[str, set[int]]:
+    """Ticked entries by memory: only well-formed ones in the user's own memories."""
+    picked: dict[str, set[int]] = defaultdict(set)
+    for value in values[:MAX_PICKS]:
+        match = PICK.fullmatch(value)
+        if match and match[1] in targets:
+            picked[match[1]].add(int(match[2]))
+    return picked
+
+
+def _select_page(
+    request: HtmxHttpRequest,
+    form: SearchForm,
+    selection: Selection | None,
+    *,
+    status: int = 200,
+    error: CoreAPIError | None = None,
+) -> HttpResponse:
+    context = {
+        "form": form,
+        "selection": selection,
+        "error": error,
+        "time_zone": timezone.get_current_timezone_name(),
+    }
+    return render(request, "memory_ui/batch/select.html", context, status=status)
+
+
+@require_GET
+@login_required
+def select(request: HtmxHttpRequest) -> HttpResponse:
+    """The filter, and every entry it matches with a checkbox."""
+    try:
+        agents = user_agents(request)
+    except CoreAPIError as exc:
+        form = SearchForm(agents=None)
+        return _select_page(request, form, None, status=exc.portal_status, error=exc)
+    form = SearchForm(request.GET or None, agents=agents)
+    if not form.is_bound:
+        return _select_page(request, form, None)
+    if not form.is_valid():
+        return _select_page(request, form, None, status=400)
+    loaded = memory_load_many(user_actor(request), form.targets())
+    return _select_page(request, form, select_matching(loaded, _query(form)))
+
+
+@require_POST
+@login_required
+def preview(request: HtmxHttpRequest) -> HttpResponse:
+    """What would go: "Select all N matching" (the filter again) or the ticked entries."""
+    try:
+        agents = user_agents(request)
+    except CoreAPIError as exc:
+        return _select_page(
+            request, SearchForm(agents=None), None, status=exc.portal_status, error=exc
+        )
+    form = SearchForm(request.POST, agents=agents)
+    if not form.is_valid():
+        return _select_page(request, form, None, status=400)
+    actor = user_actor(request)
+    if request.POST.get("mode") == "all":
+        selection = select_matching(memory_load_many(actor, form.targets()), _query(form))
+    else:
+        targets = {t.key: t for t in all_targets(agents)}
+        picked = _picked(request.POST.getlist("pick"), targets)
+        loaded = memory_load_many(actor, [targets[key] for key in picked])
+        selection = select_picked(loaded, picked)
+    if not selection.total:
+        messages.error(request, "Nothing is chosen: tick entries, or select all matching.")
+        loaded = memory_load_many(actor, form.targets())
+        return _select_page(request, form, select_matching(loaded, _query(form)), status=400)
+    # Back to the same filter (never the ticks or the CSRF token in a URL).
+    filters = {name: request.POST.get(name, "") for name in FILTERS}
+    back_url = f"{reverse('batch_select')}?{urlencode(filters)}"
+    context = {"selection": selection, "back_url": back_url}
+    return render(request, "memory_ui/batch/preview.html", context)
+
+
+@require_POST
+@login_required
+def delete(request: HtmxHttpRequest) -> HttpResponse:
+    """Delete what the preview showed, memory by memory, each only at the version read."""
+    try:
+        agents = user_agents(request)
+    except CoreAPIError as exc:
+        messages.error(request, f"Nothing was deleted. {exc.message}")
+        return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
+    targets = {t.key: t for t in all_targets(agents)}
+    picked = _picked(request.POST.getlist("pick"), targets)
+    versions = {key: Version.parse(request.POST.get(f"version-{key}", "")) for key in picked}
+    if not picked or any(version is None for version in versions.values()):
+        messages.error(request, "Nothing was deleted: the selection was incomplete.")
+        return render(request, "memory_ui/batch/done.html", {}, status=400)
+    actor = user_actor(request)
+    results = [
+        batch_delete(actor, targets[key], version, picked[key])
+        for key, version in versions.items()
+        if version is not None
+    ]
+    token = batch_undo_remember(request.session, results)
+    status = 409 if not any(r.done for r in results) else 200
+    deleted_count = sum(r.count for r in results if r.done)
+    context = {"deleted": results, "undo_token": token, "deleted_count": deleted_count}
+    return render(request, "memory_ui/batch/done.html", context, status=status)
+
+
+@require_POST
+@login_required
+def undo(request: HtmxHttpRequest) -> HttpResponse:
+    """One Undo for the whole batch: each memory back as it was, if nothing changed it since."""
+    records = batch_undo_take(request.session, request.POST.get("token", ""))
+    if records is None:
+        messages.error(request, "Undo is no longer available; nothing was changed.")
+        return render(request, "memory_ui/batch/done.html", {}, status=410)
+    try:
+        targets = {t.key: t for t in all_targets(user_agents(request))}
+    except CoreAPIError as exc:
+        messages.error(request, f"Nothing was restored. {exc.message}")
+        return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
+    actor = user_actor(request)
+    restored = [
+        batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)
+        for r in records
+        if r.target_key in targets
+    ]
+    status = 200 if all(r.done for r in restored) else 409
+    return render(request, "memory_ui/batch/done.html", {"restored": restored}, status=status)

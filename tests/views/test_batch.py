@@ -1,0 +1,144 @@
+"""Select and delete many (`/memory/select`): by filter or ticked, a preview of what would
+go, one confirmation, a version check per memory, results per memory and one Undo."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from django.test import Client
+
+from devstack.coreapi import formats
+from memory_ui.coreapi import Agent
+from memory_ui.models import AuditEvent
+from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI, _at
+from tests.views.helpers import body, page_text
+
+MEMORIES = [None, "benefits-assistant", "it-helpdesk", "travel-planner", "expense-helper"]
+
+
+def five_memories_with_forty_batch_entries_each(fake: FakeCoreAPI) -> dict[str | None, str]:
+    """A fifth agent, then forty entries with the reason "Batch import" in each of the
+    five memories; what each memory held before, by agent (None: the shared memory)."""
+    fake.agents.append(
+        Agent(
+            name="expense-helper",
+            object_id=AGENT_PREFIX + "expense-helper",
+            display_name="Expense Helper",
+            description="Files expense reports.",
+        )
+    )
+    before = {}
+    for agent in MEMORIES:
+        text = fake.text(agent)
+        for n in range(40):
+            at = _at("2026-11-01T08:00:00+00:00") + timedelta(minutes=n)
+            text = formats.append_entry(text, f"- Imported line {n}.", at, "Batch import")
+        before[agent] = text
+        fake.put(text, agent)
+    return before
+
+
+def hidden(html: str) -> dict[str, list[str]]:
+    fields: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html):
+        fields.setdefault(name, []).append(value)
+    return fields
+
+
+def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one_undo(
+    alice: Client, fake: FakeCoreAPI
+):
+    before = five_memories_with_forty_batch_entries_each(fake)
+    found = alice.get("/memory/select", {"reason": "Batch import"})
+    assert found.status_code == 200
+    assert "200 matching entries in 5 memories" in page_text(found)
+
+    # "Select all 200 matching": the filter again, not 200 ticks.
+    filters = {"q": "", "agent": "", "reason": "Batch import", "date_from": "", "date_to": ""}
+    preview = alice.post("/memory/select/preview", {**filters, "mode": "all"})
+    text = page_text(preview)
+    assert preview.status_code == 200
+    assert "Delete 200 entries from 5 memories?" in text
+    assert text.count("Batch import") == 5 * 5  # five first lines per memory
+    assert text.count("and 35 more") == 5
+    assert fake.writes() == []  # a preview changes nothing
+
+    confirm = hidden(body(preview))
+    assert (
+        len(confirm["pick"]) == 200 and len([k for k in confirm if k.startswith("version-")]) == 5
+    )
+    done = alice.post("/memory/select/delete", confirm)
+    assert done.status_code == 200
+    assert "Deleted 200 entries" in page_text(done)
+    assert page_text(done).count("deleted 40 entries.") == 5
+    for agent in MEMORIES:
+        after = fake.text(agent)
+        assert "Batch import" not in after and "Imported line" not in after
+    assert "aisle seats" in fake.text("travel-planner")  # the other entries stay
+    assert AuditEvent.objects.filter(action="delete-entry").count() == 5
+
+    token = hidden(body(done))["token"]
+    restored = alice.post("/memory/select/undo", {"token": token[0]})
+    assert restored.status_code == 200
+    assert page_text(restored).count("restored 40 entries.") == 5
+    assert {agent: fake.text(agent) for agent in MEMORIES} == before
+    assert alice.post("/memory/select/undo", {"token": token[0]}).status_code == 410
+
+
+def test_a_memory_that_changed_after_the_preview_is_left_as_it_is(alice: Client, fake: FakeCoreAPI):
+    preview = alice.post(
+        "/memory/select/preview",
+        {
+            "q": "",
+            "agent": "",
+            "reason": "",
+            "date_from": "",
+            "date_to": "",
+            "mode": "picked",
+            "pick": ["user:0", "agent:travel-planner:1"],
+        },
+    )
+    assert "Delete 2 entries from 2 memories?" in page_text(preview)
+    travel = fake.text("travel-planner")
+    fake.put(
+        formats.append_entry(travel, "- Seat 42.", _at("2026-12-02T10:00:00+00:00")),
+        "travel-planner",
+    )
+    shared = fake.text()
+
+    done = alice.post("/memory/select/delete", hidden(body(preview)))
+    text = page_text(done)
+    assert done.status_code == 200 and "Deleted 1 entry" in text
+    assert "it changed since the preview, so nothing was deleted in it" in text
+    assert "Seat 42" in fake.text("travel-planner") and "Trip to London" in fake.text(
+        "travel-planner"
+    )
+    assert fake.text() != shared
+
+    alice.post("/memory/select/undo", {"token": hidden(body(done))["token"][0]})
+    assert fake.text() == shared
+
+
+def test_only_the_persons_own_memories_can_be_chosen(alice: Client, fake: FakeCoreAPI):
+    filters = {"q": "", "agent": "", "reason": "", "date_from": "", "date_to": ""}
+    forged = alice.post(
+        "/memory/select/preview",
+        {**filters, "mode": "picked", "pick": ["agent:finance-insights:0", "user:99", "x"]},
+    )
+    assert forged.status_code == 400 and "Nothing is chosen" in page_text(forged)
+    refused = alice.post(
+        "/memory/select/delete",
+        {"pick": ["agent:finance-insights:0"], "version-agent:finance-insights": "x"},
+    )
+    assert refused.status_code == 400 and fake.writes() == []
+    assert alice.get("/memory/select/delete").status_code == 405
+
+
+def test_search_results_and_memory_pages_lead_to_selecting(alice: Client, fake: FakeCoreAPI):
+    results = body(alice.get("/search", {"q": "trip"}))
+    assert 'href="/memory/select?q=trip">Select these to delete…</a>' in results
+    page = body(alice.get("/memory/agents/travel-planner"))
+    assert 'href="/memory/select?agent=travel-planner"' in page
+    ticked = page_text(alice.get("/memory/select", {"agent": "travel-planner"}))
+    assert "2 matching entries in 1 memory" in ticked
