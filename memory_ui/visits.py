@@ -34,6 +34,10 @@ def visits_of(user_oid: str) -> dict[str, MemoryVisit]:
     return {v.target_key: v for v in MemoryVisit.objects.filter(user_oid=user_oid)}
 
 
+def visit_of(user_oid: str, target_key: str) -> MemoryVisit | None:
+    return MemoryVisit.objects.filter(user_oid=user_oid, target_key=target_key).first()
+
+
 def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVisit | None:
     """Remember that this person saw `loaded` now. `keep_marks`: a page being opened (its
     new entries stay marked while it is open); otherwise "Mark as seen", which clears them.
@@ -41,12 +45,14 @@ def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVi
     if loaded.memory is None:
         return None
     now = timezone.now()
-    visit = MemoryVisit.objects.filter(user_oid=user_oid, target_key=loaded.key).first()
     version = Version.of(loaded.memory).token()
-    if visit is None:
-        return MemoryVisit.objects.create(
-            user_oid=user_oid, target_key=loaded.key, seen_at=now, seen_version=version
-        )
+    visit, created = MemoryVisit.objects.get_or_create(
+        user_oid=user_oid,
+        target_key=loaded.key,
+        defaults={"seen_at": now, "seen_version": version},
+    )
+    if created:
+        return visit
     visit.previous_seen_at = visit.seen_at if keep_marks else now
     visit.seen_at, visit.seen_version = now, version
     visit.save(update_fields=("seen_at", "seen_version", "previous_seen_at"))

@@ -18,7 +18,7 @@ from django.urls import reverse
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.operations import Loaded, memory_load
 from memory_ui.memory.targets import Target
-from memory_ui.visits import marked_new, visits_of
+from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import ViewForm
@@ -115,7 +115,7 @@ def memory_page(
     next entries only."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
-    visit = visits_of(signed_in(request).oid).get(loaded.key)
+    visit = visit_of(signed_in(request).oid, loaded.key)
     new = frozenset(e.index for e in marked_new(loaded, visit))
     context = {**memory_context(loaded, **ViewForm.chosen(request.GET), new=new), **extra}
     undo = request.GET.get("undo", "")
