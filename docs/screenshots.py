@@ -1,6 +1,7 @@
 """The README's screenshots, taken in Debian's Chromium against the devstack:
-docs/dashboard.png (alice's dashboard, 1200 px wide) and docs/phone.png (a memory page on
-a 390 px phone).
+docs/dashboard.png (alice's dashboard, 1200 px wide), docs/phone.png (a memory page on
+a 390 px phone), docs/whats-new.png (What's new after a note) and docs/selection.png (the
+preview of deleting every entry that matches "prefers").
 
     .venv/bin/python docs/screenshots.py              # its own devstack and portal, free ports
     .venv/bin/python docs/screenshots.py --url http://127.0.0.1:8000   # a running ./dev run
@@ -12,6 +13,7 @@ the seeded demo, not whatever a developer's .devstack/ holds now.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -54,6 +56,30 @@ def sign_in(page: Page, url: str, name: str) -> None:
     page.evaluate("window.scrollTo(0, 0)")
 
 
+def whats_new(page: Page, url: str) -> None:
+    """Open a memory (a visit), then something new arrives in it: What's new lists it."""
+    page.goto(f"{url}/memory/agents/travel-planner")
+    # Entry times are whole seconds: the note must come in a second after the visit.
+    page.wait_for_function(
+        "t => Date.now() >= t", arg=(page.evaluate("Date.now()") // 1000 + 1) * 1000
+    )
+    page.get_by_role("button", name="Add a note").click()
+    page.get_by_label("Note").fill("- Prefers the 07:30 train to London.")
+    page.get_by_label("Why").fill("Travel preference")
+    page.get_by_role("button", name="Add note").click()
+    expect(page.locator("#memory-content")).to_contain_text("07:30 train")
+    page.goto(f"{url}/whats-new")
+    expect(page.locator(".whats-new-entry")).to_have_count(1)
+    page.screenshot(path=DOCS / "whats-new.png", full_page=True)
+
+
+def selection(page: Page, url: str) -> None:
+    page.goto(f"{url}/memory/select?q=prefers")
+    page.get_by_role("button", name=re.compile(r"^Select all \d+ matching")).click()
+    expect(page.locator(".batch-preview")).to_be_visible()
+    page.screenshot(path=DOCS / "selection.png", full_page=True)
+
+
 def take(url: str) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -66,6 +92,8 @@ def take(url: str) -> None:
         page = desktop.new_page()
         sign_in(page, url, "Alice Example")
         page.screenshot(path=DOCS / "dashboard.png", full_page=True)
+        whats_new(page, url)
+        selection(page, url)
 
         phone = browser.new_context(
             ignore_https_errors=True,
@@ -93,7 +121,7 @@ def main() -> None:
     else:
         with own_portal() as url:
             take(url)
-    print(f"wrote {DOCS / 'dashboard.png'} and {DOCS / 'phone.png'}")
+    print(f"wrote dashboard.png, phone.png, whats-new.png and selection.png in {DOCS}")
 
 
 if __name__ == "__main__":
