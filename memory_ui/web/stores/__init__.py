@@ -1,6 +1,6 @@
 """What the portal keeps between two requests of one person, one module per concern:
 Undo copies (`undo`), staged zip restores (`restores`), support staff's confirmations,
 look-ups and deletion requests (`support`), a form whose sign-in expired (`pending_form`)
-and one-at-a-time claims (`claims`). Sessions and the cache are server-side (database or
+one-at-a-time claims (`claims`) and a batch delete's one Undo (`batch_undo`). Sessions and the cache are server-side (database or
 Redis), so any worker or instance can serve the next request.
 """

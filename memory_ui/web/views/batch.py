@@ -33,9 +33,9 @@ from memory_ui.memory.operations import Version, memory_load_many
 from memory_ui.memory.search import SearchQuery, day_range
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web.access import user_actor, user_agents
-from memory_ui.web.batch_store import batch_undo_remember, batch_undo_take
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest
+from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
 
 FILTERS = ("q", "agent", "reason", "date_from", "date_to")
 PICK = re.compile(r"^(user|agent:[a-z][a-z0-9-]{0,99}):(\d{1,7})$")

@@ -18,6 +18,7 @@ from memory_ui.memory.targets import Target, all_targets
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
 from memory_ui.web.access import form_target, signed_in, user_actor, user_agents
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.links import target_url
 
@@ -75,8 +76,12 @@ def mark_seen(request: HtmxHttpRequest) -> HttpResponse:
     """One memory seen as the page showed it (`version`). If it changed since, what came
     meanwhile would be marked seen unseen: nothing is recorded and the page says so."""
     form = forms.SeenForm(request.POST)
-    target = form_target(request, form)
-    if isinstance(target, CoreAPIError) or not form.is_valid():
+    try:
+        target = form_target(request, form)
+    except AgentsUnlisted as exc:
+        messages.error(request, f"Nothing was marked as seen. {exc.error.message}")
+        return redirect("whats_new")
+    if not form.is_valid():
         messages.error(request, "Nothing was marked as seen. Please try again.")
         return redirect("whats_new")
     loaded = memory_load(user_actor(request), target)

@@ -12,7 +12,7 @@ from django.contrib.sessions.backends.base import SessionBase
 
 from memory_ui.memory.batch import Deleted
 from memory_ui.memory.operations import Version
-from memory_ui.web.stores import UNDO_MAX_BYTES, UNDO_SECONDS
+from memory_ui.web.stores.undo import UNDO_MAX_BYTES, UNDO_SECONDS
 
 SESSION_KEY = "memory_batch_undo"
 MAX_BYTES = 4 * UNDO_MAX_BYTES  # all the memories of one batch together
