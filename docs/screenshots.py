@@ -64,8 +64,8 @@ def whats_new(page: Page, url: str) -> None:
         "t => Date.now() >= t", arg=(page.evaluate("Date.now()") // 1000 + 1) * 1000
     )
     page.get_by_role("button", name="Add a note").click()
-    page.get_by_label("Note").fill("- Prefers the 07:30 train to London.")
-    page.get_by_label("Why").fill("Travel preference")
+    page.get_by_role("textbox", name="Note").fill("- Prefers the 07:30 train to London.")
+    page.get_by_role("textbox", name="Why").fill("Travel preference")
     page.get_by_role("button", name="Add note").click()
     expect(page.locator("#memory-content")).to_contain_text("07:30 train")
     page.goto(f"{url}/whats-new")
@@ -92,8 +92,7 @@ def take(url: str) -> None:
         page = desktop.new_page()
         sign_in(page, url, "Alice Example")
         page.screenshot(path=DOCS / "dashboard.png", full_page=True)
-        whats_new(page, url)
-        selection(page, url)
+        desktop_page = page
 
         phone = browser.new_context(
             ignore_https_errors=True,
@@ -109,6 +108,9 @@ def take(url: str) -> None:
         page.goto(f"{url}/memory/agents/travel-planner")
         expect(page.locator("#memory-content .entry")).to_have_count(2)
         page.screenshot(path=DOCS / "phone.png")
+        # Last: these add a note to Travel Planner.
+        whats_new(desktop_page, url)
+        selection(desktop_page, url)
         browser.close()
 
 

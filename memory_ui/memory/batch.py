@@ -52,7 +52,7 @@ class Chosen:
 
     @property
     def first_lines(self) -> list[str]:
-        return [entry_label(e.reason or e.body, FIRST_LINE) for e in self.entries[:PREVIEW_LINES]]
+        return [entry_label(e.body, FIRST_LINE) for e in self.entries[:PREVIEW_LINES]]
 
     @property
     def more(self) -> int:

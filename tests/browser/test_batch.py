@@ -24,7 +24,7 @@ def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page)
     page.get_by_role("button", name="Select all 2 matching…").click()
     heading = page.get_by_role("heading", name="Delete 2 entries from 2 memories?")
     expect(heading).to_be_visible()
-    expect(page.get_by_role("row", name="Travel Planner")).to_contain_text("Trip preferences")
+    expect(page.get_by_role("row", name="Travel Planner")).to_contain_text("Prefers aisle seats")
     check_accessibility(page, "a selection's preview")
 
     page.get_by_role("button", name="Delete 2 entries").click()

@@ -60,7 +60,7 @@ def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one
     text = page_text(preview)
     assert preview.status_code == 200
     assert "Delete 200 entries from 5 memories?" in text
-    assert text.count("Batch import") == 5 * 5  # five first lines per memory
+    assert text.count("Imported line") == 5 * 5  # five first lines per memory
     assert text.count("and 35 more") == 5
     assert fake.writes() == []  # a preview changes nothing
 
