@@ -43,6 +43,7 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.web.access import support_actor, support_required
+from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
 from memory_ui.web.stores.support import (
     DeletionRequest,
@@ -54,7 +55,6 @@ from memory_ui.web.stores.support import (
     request_start,
 )
 from memory_ui.web.support_pages import LookedUp, overview, support_door, user_targets
-from memory_ui.web.views.transfer import download_began
 
 REQUEST_PAGE = "memory_ui/support/request.html"
 

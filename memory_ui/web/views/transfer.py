@@ -12,10 +12,9 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -41,12 +40,11 @@ from memory_ui.memory.targets import Target
 from memory_ui.memory.uploads import ImportText
 from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
+from memory_ui.web.downloads import download_began
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import failure_page, not_done
 from memory_ui.web.stores.claims import submission_claim
-
-DOWNLOAD_COOKIE = "download_ready"  # read by static/js/portal.js to end "Preparing…"
 
 
 def _today() -> str:
@@ -61,23 +59,6 @@ def _attachment(
 ) -> HttpResponseBase:
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return download_began(request, response)
-
-
-def download_began(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-    """A download's answer, marked for the page that asked with a one-off `download_token`
-    (a GET link or form, or a POST form such as support's export): see static/js/portal.js."""
-    form = forms.DownloadForm(request.POST if request.method == "POST" else request.GET)
-    if form.is_valid() and form.cleaned_data["download_token"]:
-        # Tells the page that started the download that it has begun (no secret in it).
-        response.set_cookie(
-            DOWNLOAD_COOKIE,
-            form.cleaned_data["download_token"],
-            max_age=120,
-            secure=settings.SESSION_COOKIE_SECURE,
-            httponly=False,
-            samesite="Strict",
-        )
-    return response
 
 
 @require_GET
