@@ -15,8 +15,10 @@ from memory_ui.audit import Action
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.coreapi import client as coreapi
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
+from memory_ui.memory.documents import content_hash
 from memory_ui.memory.operations import (
     Actor,
+    AlreadyAdded,
     Version,
     audit_step,
     fan_out,
@@ -83,15 +85,32 @@ def export_archive(
     return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
 
 
+ALREADY_RESTORED = "Already restored before the interruption; not written again"
+
+
 def restore_file(
-    actor: Actor, target: Target, archived: ArchiveFile, mode: str, started_from: Version | None
+    actor: Actor,
+    target: Target,
+    archived: ArchiveFile,
+    mode: str,
+    started_from: Version | None,
+    *,
+    earlier: datetime | None = None,
 ) -> str:
     """Put one archived document back and say what was done. "replace" restores it byte
     for byte (an empty file clears), unless the document changed since `started_from`
-    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError."""
+    (MemoryChanged); "append" adds it under an import heading. Raises CoreAPIError.
+
+    `earlier`: an attempt at this file began then and its outcome was never recorded (the
+    request stopped, or CoreAPI did not answer). The document is checked first, and what
+    landed then is not written again."""
     if archived.text is None:
         raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
     if mode == "replace":
+        if earlier is not None:
+            now = memory_read(actor, target).content_markdown
+            if content_hash(now) == content_hash(archived.text):
+                return ALREADY_RESTORED
         memory_replace(
             actor, target, archived.text, started_from=started_from, action=Action.IMPORT
         )
@@ -100,5 +119,8 @@ def restore_file(
         raise ValueError(f"unknown import mode {mode!r}")
     if not archived.text.strip():
         return "Nothing to add (empty in the archive)"
-    memory_import_append(actor, target, archived.text)
+    try:
+        memory_import_append(actor, target, archived.text, earlier=earlier)
+    except AlreadyAdded:
+        return ALREADY_RESTORED
     return "Appended"

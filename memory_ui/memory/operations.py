@@ -20,7 +20,8 @@ import contextvars
 import json
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import cached_property
 
 from django.conf import settings
@@ -37,12 +38,14 @@ from memory_ui.coreapi import (
 )
 from memory_ui.coreapi import client as coreapi
 from memory_ui.identity import Identity
+from memory_ui.memory.arrivals import Arrived, appended_since, with_arrivals
 from memory_ui.memory.documents import (
     Document,
     content_hash,
     count_entries,
     neutralise_entry_headings,
 )
+from memory_ui.memory.landed import landed_block
 from memory_ui.memory.paging import Prepared, prepared
 from memory_ui.memory.targets import Target, all_targets
 
@@ -57,6 +60,11 @@ class Actor:
     subject_upn: str | None = None
     reason: str = ""
     ticket: str = ""
+
+
+# A change merged with entries that arrived meanwhile is tried this many times in all when
+# yet more arrive between the read and the conditional write.
+MERGE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -148,11 +156,21 @@ class NothingToChange(Exception):
         self.current = current
 
 
+class AlreadyAdded(Exception):
+    """A re-sent addition whose earlier attempt got no answer had landed after all, so
+    nothing was sent again; `current` is what is stored now."""
+
+    def __init__(self, current: Memory) -> None:
+        super().__init__("It was already added.")
+        self.current = current
+
+
 @dataclass(frozen=True)
 class Rewritten:
     before: Memory
     after: Memory
     moved: bool = False  # something else changed the document right after (see memory_rewrite)
+    arrived: Arrived | None = None  # entries appended meanwhile, kept (see memory_rewrite)
 
 
 def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
@@ -308,9 +326,25 @@ def _changed_meanwhile(actor: Actor, target: Target, exc: CoreAPIError) -> Memor
         raise exc from None
 
 
-def memory_append(actor: Actor, target: Target, text: str, reason: str | None = None) -> Memory:
+def memory_append(
+    actor: Actor,
+    target: Target,
+    text: str,
+    reason: str | None = None,
+    *,
+    earlier: datetime | None = None,
+) -> Memory:
+    """Add `text` as a new entry. `earlier`: when an attempt to add the same note began then
+    and got no answer, the document is read first, and if that attempt landed the note is
+    not sent again (`AlreadyAdded`)."""
     target = _writable(target)
     text = neutralise_entry_headings(text)
+    reason = reason or None
+    if earlier is not None:
+        current = _read_for(actor, Action.APPEND, target)
+        if landed_block(current.content_markdown, "added", text, earlier, reason):
+            raise AlreadyAdded(current)
+    began = datetime.now(UTC)
     return _write(
         actor,
         Action.APPEND,
@@ -321,16 +355,22 @@ def memory_append(actor: Actor, target: Target, text: str, reason: str | None = 
             text,
             agent_object_id=target.agent_object_id,
             agent_name=target.agent_name or None,
-            reason=reason or None,
+            reason=reason,
         ),
-        lambda now: text.strip() in now.content_markdown,
+        lambda now: landed_block(now.content_markdown, "added", text, began, reason) is not None,
         before=None,
     )
 
 
-def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
+def memory_import_append(
+    actor: Actor, target: Target, text: str, *, earlier: datetime | None = None
+) -> Memory:
+    """Add `text` as an imported block; `earlier` as for `memory_append`."""
     target = _writable(target)
     before = _read_for(actor, Action.IMPORT, target)
+    if earlier is not None and landed_block(before.content_markdown, "imported", text, earlier):
+        raise AlreadyAdded(before)
+    began = datetime.now(UTC)
     return _write(
         actor,
         Action.IMPORT,
@@ -338,7 +378,7 @@ def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
         lambda client: client.import_memory(
             actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
         ),
-        lambda now: text.strip() in now.content_markdown and now != before,
+        lambda now: landed_block(now.content_markdown, "imported", text, began) is not None,
         before,
     )
 
@@ -374,10 +414,18 @@ def memory_rewrite(
     *,
     started_from: Version | None,
     action: str = Action.EDIT,
+    keep_arrivals: bool = False,
 ) -> Rewritten:
     """Replace the whole document with `transform(current)`, unless it changed since
     `started_from` (then `MemoryChanged`; `started_from=None` overwrites deliberately) or
     `transform` returns None (`NothingToChange`).
+
+    `keep_arrivals`: a change that does not overlap what arrived meanwhile goes through.
+    When the only difference from `started_from` is entries appended after it
+    (`arrivals.appended_since`), `transform` gets the version the person saw, the appended
+    entries are put back after its result, and `arrived` names them. A conditional write
+    refused (412) because yet another append landed is merged again, up to
+    MERGE_ATTEMPTS times.
 
     Where CoreAPI offers conditional writes (docs/conditional-writes.md) the replace
     carries the version it was computed from, so nothing written meanwhile is lost.
@@ -385,19 +433,34 @@ def memory_rewrite(
     after: `moved` says that something else changed it at the same moment."""
     target = _writable(target)
     current = _read_for(actor, action, target)
-    if started_from is not None and Version.of(current) != started_from:
-        raise MemoryChanged(current)
-    text = transform(current)
-    if text is None:
-        raise NothingToChange(current)
-    result = _replace(actor, target, text, current, action)
+    for attempt in range(1, MERGE_ATTEMPTS + 1):
+        arrived = None
+        seen = current
+        if started_from is not None and Version.of(current) != started_from:
+            if keep_arrivals:
+                arrived = appended_since(current.content_markdown, started_from.sha256)
+            if arrived is None:
+                raise MemoryChanged(current)
+            seen = replace(current, content_markdown=arrived.seen)
+        text = transform(seen)
+        if text is None:
+            raise NothingToChange(current)
+        if arrived is not None:
+            text = with_arrivals(text, arrived)
+        try:
+            result = _replace(actor, target, text, current, action)
+            break
+        except MemoryChanged as exc:
+            if not keep_arrivals or started_from is None or attempt == MERGE_ATTEMPTS:
+                raise
+            current = exc.current
     moved = False
     if current.etag is None:
         try:
             moved = memory_read(actor, target).content_markdown != result.content_markdown
         except CoreAPIError:
             moved = False  # saved; whether more arrived since cannot be told now
-    return Rewritten(current, result, moved)
+    return Rewritten(current, result, moved, arrived)
 
 
 def memory_replace(
@@ -407,10 +470,17 @@ def memory_replace(
     *,
     started_from: Version | None,
     action: str = Action.EDIT,
+    keep_arrivals: bool = False,
 ) -> Memory:
-    """The whole document becomes `text` (see `memory_rewrite`)."""
+    """The whole document becomes `text` (see `memory_rewrite`), followed, with
+    `keep_arrivals`, by entries appended since `started_from`."""
     return memory_rewrite(
-        actor, target, lambda _: text, started_from=started_from, action=action
+        actor,
+        target,
+        lambda _: text,
+        started_from=started_from,
+        action=action,
+        keep_arrivals=keep_arrivals,
     ).after
 
 
