@@ -3,14 +3,20 @@
 Against the real devstack over HTTP, with the portal under gunicorn:
 
 1. Lost agent appends. Each portal flow that replaces or clears alice's user memory (edit
-   save, delete entry, undo, import replace, clear) is posted while an "agent" appends to
-   the same memory directly at the emulator with alice's delegated token. The append is
-   timed to land at a point swept across the portal request's duration (measured first,
-   without the agent). A try is a loss when the portal answered 2xx/3xx and the agent's
-   text is not in the document afterwards.
+   save, edit one entry, delete entry, undo, import replace, clear) is posted while an
+   "agent" appends to the same memory directly at the emulator with alice's delegated
+   token. The append is timed to land at a point swept across the portal request's duration
+   (measured first, without the agent). A try is a loss when the portal answered 2xx/3xx
+   and the agent's text is not in the document afterwards; "done" counts the 2xx/3xx
+   answers (the rest are 409 "changed meanwhile"). The entry changed is never the agent's.
 2. Double submit without JavaScript: one rendered note form posted twice at once.
 3. Unknown outcomes: appends slower than the portal's read timeout; a try counts when the
    portal said "Nothing was added" but the note is in the document a few seconds later.
+4. Re-sent after a timeout: the form the portal gave back after 3 is sent again, as a
+   person would; a try counts when the note is then stored twice.
+5. Restore interrupted: an "Export everything" zip restored (append) while imports are
+   slower than the portal's read timeout, then run again from the same page once CoreAPI
+   is fast; a try counts when the memory then holds the archive more than once.
 
     .venv/bin/python bench/integrity.py [--portal-dir DIR] [--tries 20] [--latencies 0,100]
 
@@ -102,10 +108,21 @@ def prepare_edit(browser: requests.Session, portal: str) -> Prepared:
     return "/memory/edit", {**fields, "content": BASELINE + EDITED, "action": "save"}
 
 
+def prepare_entry_edit(browser: requests.Session, portal: str) -> Prepared:
+    page = browser.get(
+        f"{portal}/memory/entries/edit", params={"scope": "user", "index": 0}, timeout=TIMEOUT
+    )
+    page.raise_for_status()
+    fields = form_for(page.text, "/memory/entries/edit").fields
+    return "/memory/entries/edit", {**fields, "content": EDITED.strip(), "action": "save"}
+
+
 def prepare_delete(browser: requests.Session, portal: str) -> Prepared:
     page = browser.get(f"{portal}/memory/user", timeout=TIMEOUT)
     page.raise_for_status()
-    return "/memory/entries/delete", form_for(page.text, "/memory/entries/delete").fields
+    fields = form_for(page.text, "/memory/entries/delete").fields
+    # Each entry's Delete button sits outside the form (form="entry-delete" name="index").
+    return "/memory/entries/delete", {**fields, "index": "0"}
 
 
 def prepare_undo(browser: requests.Session, portal: str) -> Prepared:
@@ -140,6 +157,7 @@ def prepare_clear(browser: requests.Session, portal: str) -> Prepared:
 
 FLOWS: dict[str, Callable[[requests.Session, str], Prepared]] = {
     "edit save": prepare_edit,
+    "edit one entry": prepare_entry_edit,
     "delete entry": prepare_delete,
     "undo": prepare_undo,
     "import replace": prepare_import,
@@ -168,6 +186,7 @@ class Count:
     hits: int = 0
     tries: int = 0
     notes: dict[str, int] | None = None
+    done: int = 0  # answered 2xx/3xx
 
     def note(self, what: str) -> None:
         self.notes = self.notes or {}
@@ -230,6 +249,7 @@ def lost_appends(
         succeeded = isinstance(out["portal"], requests.Response) and (
             200 <= out["portal"].status_code < 400
         )
+        count.done += succeeded
         if succeeded and marker not in agent.text():
             count.hits += 1
     return count
@@ -265,8 +285,9 @@ def double_submits(browser: requests.Session, portal: str, agent: Agent, tries: 
 
 def unknown_outcomes(
     browser: requests.Session, portal: str, agent: Agent, tries: int, settle: float
-) -> Count:
-    count = Count(tries=tries)
+) -> tuple[Count, Count]:
+    """Figures 3 and 4: misreported outcomes, and notes stored twice once re-sent."""
+    count, twice = Count(tries=tries), Count(tries=tries)
     for _ in range(tries):
         url, fields = note_form(browser, portal)
         note = f"- Slow note {uuid.uuid4().hex[:12]}."
@@ -274,8 +295,75 @@ def unknown_outcomes(
         answer = browser.post(portal + url, data=data, allow_redirects=False, timeout=TIMEOUT)
         said_failed = "Nothing was added" in answer.text
         count.note(f"{answer.status_code}{' Nothing was added' if said_failed else ''}")
-        time.sleep(settle)
+        time.sleep(settle)  # the slow append lands meanwhile
         if said_failed and note in agent.text():
+            count.hits += 1
+        # The person sends the form they got back (its textarea holds what they typed).
+        given_back = form_for(answer.text, "/memory/append").fields
+        again = browser.post(
+            portal + url,
+            data={**given_back, "content": note, "reason": "Slow CoreAPI"},
+            allow_redirects=False,
+            timeout=TIMEOUT,
+        )
+        twice.note(status_of(again))
+        if agent.text().count(note) >= 2:
+            twice.hits += 1
+    return count, twice
+
+
+def restore_interrupted(
+    browser: requests.Session,
+    portal: str,
+    agent: Agent,
+    tries: int,
+    slow: Callable[[bool], None],
+    settle: float,
+) -> Count:
+    """Figure 5: `slow(True)` makes imports outlast the portal's read timeout."""
+    count = Count(tries=tries)
+    for _ in range(tries):
+        marker = f"- Archived fact {uuid.uuid4().hex[:12]}."
+        agent.replace(f"{BASELINE.rstrip()}\n\n{marker}\n")
+        archive = browser.get(f"{portal}/export/everything", timeout=TIMEOUT)
+        archive.raise_for_status()
+        home = browser.get(f"{portal}/import", timeout=TIMEOUT)
+        upload = form_for(home.text, "/import/archive").fields
+        uploaded = browser.post(
+            f"{portal}/import/archive",
+            files={"archive": ("export.zip", archive.content, "application/zip")},
+            data=upload,
+            allow_redirects=False,
+            timeout=TIMEOUT,
+        )
+        assert uploaded.status_code == 302, uploaded.status_code
+        preview_url = portal + uploaded.headers["Location"]
+        apply = next(
+            f
+            for f in forms(browser.get(preview_url, timeout=TIMEOUT).text)
+            if f.action.endswith("/apply")
+        )
+        data = {**apply.fields, "mode": "append", "scopes": ["user"]}
+        slow(True)
+        first = browser.post(
+            portal + apply.action, data=data, allow_redirects=False, timeout=TIMEOUT
+        )
+        time.sleep(settle)  # the slow import lands meanwhile
+        slow(False)
+        # Run again from the same page, as a person does after an interruption.
+        again = next(
+            f
+            for f in forms(browser.get(preview_url, timeout=TIMEOUT).text)
+            if f.action.endswith("/apply")
+        )
+        second = browser.post(
+            portal + again.action,
+            data={**again.fields, "mode": "append", "scopes": ["user"]},
+            allow_redirects=False,
+            timeout=TIMEOUT,
+        )
+        count.note(f"{status_of(first)}+{status_of(second)}")
+        if agent.text().count(marker) > 2:  # the original and one restored copy
             count.hits += 1
     return count
 
@@ -338,16 +426,28 @@ def main() -> None:
 
         faults_of.faults = Faults(latency_ms=args.slow_ms, path_regex="/memory/append")
         slow_browser = sign_in(slow_portal.url, stack.ca)
-        count = unknown_outcomes(
+        count, twice = unknown_outcomes(
             slow_browser, slow_portal.url, agent, args.unknown_tries, settle=args.slow_ms / 1000 + 2
         )
+        slow_appends = f"{args.slow_ms} ms on appends"
+        rows.append(('"Nothing was added" but it was (read timeout 1 s)', slow_appends, count))
         rows.append(
-            (
-                '"Nothing was added" but it was (read timeout 1 s)',
-                f"{args.slow_ms} ms on appends",
-                count,
-            )
+            ("note stored twice when the given-back form is sent again", slow_appends, twice)
         )
+
+        def slow_imports(on: bool) -> None:
+            slow = Faults(latency_ms=args.slow_ms, path_regex="/memory/import")
+            faults_of.faults = slow if on else Faults()
+
+        count = restore_interrupted(
+            slow_browser,
+            slow_portal.url,
+            agent,
+            args.unknown_tries,
+            slow_imports,
+            settle=args.slow_ms / 1000 + 2,
+        )
+        rows.append(("restore run again after an interruption: archive stored twice", "", count))
     finally:
         for running in portals:
             running.stop()
@@ -357,10 +457,10 @@ def main() -> None:
     print(f"command: {command}")
     print(f"took {time.monotonic() - began:.0f} s")
     print()
-    print("| what | CoreAPI latency | tries | portal answers |")
-    print("|---|---|---|---|")
+    print("| what | CoreAPI latency | happened | done (2xx/3xx) | portal answers |")
+    print("|---|---|---|---|---|")
     for what, latency, count in rows:
-        print(f"| {what} | {latency} | {count} | {count.detail()} |")
+        print(f"| {what} | {latency} | {count} | {count.done} | {count.detail()} |")
 
 
 if __name__ == "__main__":

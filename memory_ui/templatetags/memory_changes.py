@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import textwrap
 import weakref
@@ -27,6 +28,7 @@ def version_token(memory: Memory | None) -> str:
 
 # Every entry's delete form carries the token: hash the document once per page, not once
 # per entry. Weak keys, so no memory content outlives the request that rendered it.
+_SUBMISSION = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _TOKENS: weakref.WeakKeyDictionary[Memory, str] = weakref.WeakKeyDictionary()
 
 
@@ -38,7 +40,11 @@ def dedent(text: str) -> str:
 
 
 @register.simple_tag
-def submission_token() -> str:
+def submission_token(given: str = "") -> str:
     """A fresh key for one rendering of a form that adds to memory: the same form sent
-    twice (a double click, a reload) adds once (`submission_claim`)."""
+    twice (a double click, a reload) adds once (`submission_claim`). A form given
+    back after a failure keeps the key it was sent with (`given`), so sending it again
+    settles that attempt first (`stores.submission_unsettled`)."""
+    if given and _SUBMISSION.fullmatch(given):
+        return given
     return secrets.token_urlsafe(16)

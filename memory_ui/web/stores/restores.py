@@ -36,6 +36,9 @@ class StagedRestore:
     # What the last apply set out to restore: those without an outcome were not reached
     # (the request stopped midway), and applying the preview again finishes them.
     chosen: list[str] = field(default_factory=list)
+    # When a write of each memory was first sent (ISO 8601), kept until it is known to have
+    # landed: applying again checks the memory for it first (`exports.restore_file`).
+    attempted: dict[str, str] = field(default_factory=dict)
 
     @property
     def interrupted(self) -> list[str]:

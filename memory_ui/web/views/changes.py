@@ -16,12 +16,14 @@ from django.core.exceptions import BadRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.documents import parse_document
 from memory_ui.memory.operations import (
     Actor,
+    AlreadyAdded,
     Loaded,
     MemoryChanged,
     memory_append,
@@ -51,7 +53,12 @@ from memory_ui.web.screens import (
     changed,
     not_done,
 )
-from memory_ui.web.stores.claims import submission_claim
+from memory_ui.web.stores.claims import (
+    submission_claim,
+    submission_release,
+    submission_unknown,
+    submission_unsettled,
+)
 from memory_ui.web.stores.undo import (
     undo_forget_target,
 )
@@ -88,13 +95,29 @@ def append(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
     form = forms.AppendForm(request.POST if request.method == "POST" else None)
     if not form.is_valid():
         return _append_panel(request, target, form, 400 if form.errors else 200)
-    data = form.cleaned_data
-    if not submission_claim(actor.who.oid, data["submission"]):
-        messages.info(request, "That note was sent twice; it was added once.")
-        return redirect_to(request, target_url(target))
+    data, owner = form.cleaned_data, actor.who.oid
+    earlier = None
+    if not submission_claim(owner, data["submission"]):
+        # Sent before: settle an attempt that got no answer, else it was added already.
+        earlier = submission_unsettled(owner, data["submission"])
+        if earlier is None:
+            messages.info(request, "That note was sent twice; it was added once.")
+            return redirect_to(request, target_url(target))
+    began = timezone.now()
     try:
-        result = memory_append(actor, target, data["content"], data["reason"])
+        result = memory_append(actor, target, data["content"], data["reason"], earlier=earlier)
+    except AlreadyAdded as exc:
+        messages.success(
+            request,
+            f"Your note was already added to {target.name}: the earlier attempt went "
+            "through, so it was not sent again.",
+        )
+        return _appended(request, target, exc.current)
     except CoreAPIError as exc:
+        if exc.outcome_unknown or earlier is not None:  # an attempt is still unsettled
+            submission_unknown(owner, data["submission"], earlier or began)
+        else:
+            submission_release(owner, data["submission"])
         error = not_done("Nothing was added.", exc)
         return _append_panel(request, target, form, exc.portal_status, error)
     messages.success(request, f"Added your note to {target.name}.")
@@ -107,8 +130,16 @@ def _append_panel(
     """The note form, again with what was typed and why it was not added."""
     if error:
         form.focus_alert()
+    # The same key goes back: sending the form again settles this attempt first.
+    submission = form.data.get("submission", "")
     return _render_panel(
-        request, "memory_ui/append.html", target, status=status, form=form, error=error
+        request,
+        "memory_ui/append.html",
+        target,
+        status=status,
+        form=form,
+        error=error,
+        submission=submission,
     )
 
 

@@ -105,7 +105,11 @@ def _edit_save(
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
         done = memory_rewrite(
-            user_actor(request), target, lambda _: data["content"], started_from=started_from
+            user_actor(request),
+            target,
+            lambda _: data["content"],
+            started_from=started_from,
+            keep_arrivals=True,
         )
     except MemoryChanged as exc:
         typed = {**typed, "current_version": Version.of(exc.current).token()}
@@ -122,6 +126,8 @@ def _edit_save(
         messages.success(request, f"Saved {target.name}.")
     else:
         messages.success(request, f"Saved: {target.name} is now empty.")
+    if done.arrived:
+        messages.info(request, done.arrived.notice)
     if done.moved:
         messages.warning(
             request, "Something else changed this memory right after you saved: check it below."

@@ -147,7 +147,11 @@ def _save(
 
     try:
         done = memory_rewrite(
-            user_actor(request), target, with_entry_replaced, started_from=data["version"]
+            user_actor(request),
+            target,
+            with_entry_replaced,
+            started_from=data["version"],
+            keep_arrivals=True,
         )
     except EntryEditError as exc:
         page = EntryPage(target, index, error=f"Nothing was saved. {exc}", **typed)
@@ -167,6 +171,8 @@ def _save(
     except NothingToChange:
         return _render(request, EntryPage(target, index, missing=True), status=404)
     messages.success(request, "Saved the entry.")
+    if done.arrived:
+        messages.info(request, done.arrived.notice)
     if done.moved:
         messages.warning(
             request, "Something else changed this memory right after you saved: check it below."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import wraps
 
 from django.contrib import messages
@@ -17,6 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import Agent, CoreAPIError
@@ -249,15 +251,32 @@ def _restore(
     keys, mode = form.cleaned_data["scopes"], form.cleaned_data["mode"]
     files = {archived.key: archived for archived in staged.archive.files}
     actor, owner = user_actor(request), signed_in(request).oid
+    # A write sent before may have landed (done, no answer, or the request stopped before
+    # its outcome was kept): it is checked before anything is sent again. Only one that
+    # certainly failed is simply sent again.
+    certain = {key for key, out in staged.outcomes.items() if not out.ok and not out.unknown}
     for key in keys:
         staged.outcomes.pop(key, None)
+        if key in certain:
+            staged.attempted.pop(key, None)
     staged.chosen, staged.mode = keys, mode
     restore_keep(owner, staged, token)
     for key in keys:
         target = targets[key]
         version = form.cleaned_data["versions"][key]
+        earlier = staged.attempted.get(key)
+        if earlier is None:
+            staged.attempted[key] = timezone.now().isoformat()
+            restore_keep(owner, staged, token)
         try:
-            done = restore_file(actor, target, files[key], mode, version)
+            done = restore_file(
+                actor,
+                target,
+                files[key],
+                mode,
+                version,
+                earlier=datetime.fromisoformat(earlier) if earlier else None,
+            )
             staged.outcomes[key] = RestoreOutcome(True, done)
         except MemoryChanged:
             staged.outcomes[key] = RestoreOutcome(

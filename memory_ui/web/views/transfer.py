@@ -9,7 +9,7 @@ with the differences and the import still in the form.
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -29,6 +29,7 @@ from memory_ui.memory.diffs import diff_lines
 from memory_ui.memory.documents import appended, entry_heading
 from memory_ui.memory.exports import export_archive, memory_export
 from memory_ui.memory.operations import (
+    AlreadyAdded,
     MemoryChanged,
     Version,
     memory_import_append,
@@ -44,7 +45,12 @@ from memory_ui.web.downloads import download_began
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import failure_page, not_done
-from memory_ui.web.stores.claims import submission_claim
+from memory_ui.web.stores.claims import (
+    submission_claim,
+    submission_release,
+    submission_unknown,
+    submission_unsettled,
+)
 
 
 def _today() -> str:
@@ -204,10 +210,15 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
         return _form(request, target, error=error, pasted=text, status=form.status)
     if not form.is_valid():
         return _confirm_again(request, target, form, forms.first_error(form))
-    if not submission_claim(signed_in(request).oid, form.cleaned_data["submission"]):
-        messages.info(request, "That import was sent twice; it was imported once.")
-        return redirect(target_url(target))
-    return _import(request, target, form)
+    owner, submission = signed_in(request).oid, form.cleaned_data["submission"]
+    earlier = None
+    if not submission_claim(owner, submission):
+        # Sent before: settle an attempt that got no answer, else it was imported already.
+        earlier = submission_unsettled(owner, submission)
+        if earlier is None:
+            messages.info(request, "That import was sent twice; it was imported once.")
+            return redirect(target_url(target))
+    return _import(request, target, form, earlier)
 
 
 def _confirm_again(
@@ -224,16 +235,23 @@ def _confirm_again(
         mode=form.data.get("mode", ""),
         error=error,
         status=status,
+        submission=form.data.get("submission", ""),  # sent again, it settles this attempt
     )
 
 
-def _import(request: HtmxHttpRequest, target: Target, form: forms.ImportConfirmForm):
+def _import(
+    request: HtmxHttpRequest,
+    target: Target,
+    form: forms.ImportConfirmForm,
+    earlier: datetime | None = None,
+) -> HttpResponse:
     imported: ImportText = form.cleaned_data["text"]
-    mode = form.cleaned_data["mode"]
-    actor = user_actor(request)
+    mode, submission = form.cleaned_data["mode"], form.cleaned_data["submission"]
+    actor, owner = user_actor(request), signed_in(request).oid
+    began = timezone.now()
     try:
         if mode == "append":
-            memory_import_append(actor, target, imported.text)
+            memory_import_append(actor, target, imported.text, earlier=earlier)
             done = "added at the end under an “Imported” heading"
         else:
             version = form.cleaned_data["version"]
@@ -255,7 +273,18 @@ def _import(request: HtmxHttpRequest, target: Target, form: forms.ImportConfirmF
             conflict=True,
             status=409,
         )
+    except AlreadyAdded:
+        messages.success(
+            request,
+            f"{imported.source} was already imported into {target.name}: the earlier attempt "
+            "went through, so it was not sent again.",
+        )
+        return redirect(target_url(target))
     except CoreAPIError as exc:
+        if exc.outcome_unknown or earlier is not None:  # an attempt is still unsettled
+            submission_unknown(owner, submission, earlier or began)
+        else:
+            submission_release(owner, submission)
         error = not_done("Nothing was imported.", exc)
         return _confirm_again(request, target, form, error, exc.portal_status)
     messages.success(request, f"Imported {imported.source} into {target.name}: {done}.")
