@@ -8,7 +8,8 @@ Same public methods and signatures as the real client. What it keeps:
 - Documents change the way the devstack emulator changes them: appends and append
   imports use `devstack.coreapi.formats` (so headings look like CoreAPI's), a replace
   import stores the text as given, a clear stores "" and, like any write, moves
-  `updated_on` (a fake clock that advances one second per write).
+  `updated_on` (a fake clock that advances one second per write, and never runs behind
+  the real one, since the portal compares entry stamps with its own clock).
 - `combined` is the user document and the agent's joined as `formats.combine` joins them,
   with the earliest `created_on` and the latest `updated_on` of the parts.
 - Argument checks are the real client's: a scope it would refuse, an agent scope without
@@ -28,7 +29,7 @@ import copy
 import hashlib
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 
@@ -391,7 +392,8 @@ class FakeCoreAPI:
             raise CoreAPIPreconditionFailed("The memory changed meanwhile.", status=412)
 
     def _write(self, key: str | None, transform) -> Document:
-        self._clock += timedelta(seconds=1)
+        now = datetime.now(UTC).replace(microsecond=0)
+        self._clock = max(self._clock + timedelta(seconds=1), now)
         at = self._clock
         current = self._document(key)
         current.content_markdown = transform(current.content_markdown, at)

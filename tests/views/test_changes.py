@@ -152,11 +152,13 @@ def test_edit_preview_button_keeps_the_draft_and_saves_nothing(
 
 
 def conflict(alice: Client, fake: FakeCoreAPI) -> tuple[dict[str, str], str, object]:
-    """alice edits her memory while an agent appends to it: the fields, her draft and
-    the conflict response."""
+    """alice edits her memory while something else rewrites an entry she saw and appends
+    one (a real overlap: appends alone are merged): the fields, her draft and the conflict
+    response."""
     fields = edit_fields(alice, USER)
     draft = fields["content"].replace("Prefers concise answers", "Prefers detailed answers")
-    fake.put(fake.text() + "\n## Added 2026-12-01T10:00:00Z — Lunch\n\n- Allergic to peanuts.\n")
+    rewritten = fake.text().replace("dates as 2 October 2026", "dates as 2 Oct 2026")
+    fake.put(rewritten + "\n## Added 2026-12-01T10:00:00Z — Lunch\n\n- Allergic to peanuts.\n")
     response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
     return fields, draft, response
 
