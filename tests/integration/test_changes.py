@@ -187,6 +187,8 @@ def test_undo_after_a_concurrent_change_loses_nothing(alice: Client, agent: Agen
         "/memory/entries/delete", _form(page, "/memory/entries/delete", index="1").fields, **HTMX
     )
     undo = _form(deleted.content.decode(), "/memory/undo")
+    # A real overlap (an entry rewritten; an append alone is merged: test_merging.py).
+    agent.replace(agent.text().replace("Prefers concise answers", "Prefers short answers"))
     agent.append("- Likes window seats.", reason="Meanwhile")
     meanwhile = agent.text()
 
@@ -211,6 +213,8 @@ def test_undo_after_a_concurrent_change_loses_nothing(alice: Client, agent: Agen
 
 def test_delete_from_a_stale_page_is_a_conflict(alice: Client, agent: Agent):
     page = alice.get("/memory/user").content.decode()
+    # A real overlap (an entry rewritten; an append alone is merged: test_merging.py).
+    agent.replace(agent.text().replace("dates as 2 October 2026", "dates as 2 Oct 2026"))
     agent.append("- Has a dog called Biscuit.")
     meanwhile = agent.text()
 
@@ -338,11 +342,13 @@ def test_no_js_preview_keeps_the_draft(alice: Client, agent: Agent):
 
 
 def _conflict(alice: Client, agent: Agent) -> tuple[dict[str, str], str, str]:
-    """alice edits her memory while an agent appends to it; returns the edit fields, her
-    draft and the conflict page."""
+    """alice edits her memory while something else rewrites an entry she saw and an agent
+    appends (a real overlap: appends alone are merged); returns the edit fields, her draft
+    and the conflict page."""
     html = alice.get("/memory/edit", {"scope": "user"}).content.decode()
     fields = _edit_fields(html)
     draft = fields["base"].replace("Prefers concise answers", "Prefers detailed answers")
+    agent.replace(agent.text().replace("dates as 2 October 2026", "dates as 2 Oct 2026"))
     agent.append("- Allergic to peanuts.", reason="Lunch order")
     response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
     assert response.status_code == 409
@@ -820,8 +826,9 @@ def test_edit_one_entry_changes_only_its_lines(alice: Client, agent: Agent):
     assert "Saved the entry." in shown and "because: Trip moved" in shown
 
 
-def test_edit_one_entry_after_an_append_meanwhile_is_a_conflict(alice: Client, agent: Agent):
+def test_edit_one_entry_changed_meanwhile_is_a_conflict(alice: Client, agent: Agent):
     form = _entry_editor(alice, "/memory/user", 1)
+    agent.replace(agent.text().replace("dates as 2 October 2026", "dates as 2 Oct 2026"))
     agent.append("- Has a cat called Miso.")
     meanwhile = agent.text()
     fields = {**form.fields, "content": "- Writes in US English."}

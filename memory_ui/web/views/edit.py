@@ -109,7 +109,8 @@ def _edit_save(
             target,
             lambda _: data["content"],
             started_from=started_from,
-            keep_arrivals=True,
+            # Overwriting is deliberate: only the version shown is replaced, nothing newer.
+            keep_arrivals=data["action"] == "save",
         )
     except MemoryChanged as exc:
         typed = {**typed, "current_version": Version.of(exc.current).token()}
