@@ -117,6 +117,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memory_ui.auth.sign_out_form_action",  # inside the CSP middleware: adds to its policy
     "django_htmx.middleware.HtmxMiddleware",
+    "memory_ui.web.held_forms.held_forms",  # outside htmx_redirects: sees its HX-Redirect
     "memory_ui.web.htmx.htmx_redirects",
     "memory_ui.web.htmx.htmx_messages",
 ]

@@ -8,9 +8,11 @@ import textwrap
 import weakref
 
 from django import template
+from django.utils.html import format_html
 
 from memory_ui.coreapi import Memory
 from memory_ui.memory.operations import Version
+from memory_ui.web.held_forms import OWNER_FIELD, owner_hint
 
 register = template.Library()
 
@@ -48,3 +50,15 @@ def submission_token(given: str = "") -> str:
     if given and _SUBMISSION.fullmatch(given):
         return given
     return secrets.token_urlsafe(16)
+
+
+@register.simple_tag(takes_context=True)
+def form_owner(context: template.Context) -> str:
+    """The signed owner hint of a form people type into (`web.held_forms`): what they typed
+    survives the end of their session, for them only."""
+    identity = context.get("identity")
+    if identity is None:
+        return ""
+    return format_html(
+        '<input type="hidden" name="{}" value="{}">', OWNER_FIELD, owner_hint(identity.oid)
+    )
