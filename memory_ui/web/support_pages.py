@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -91,6 +92,8 @@ def support_door(view: SupportView) -> SupportView:
 def refused(
     request: HttpRequest, upn: str, error: CoreAPIError | auth.SignInFailed
 ) -> HttpResponse:
+    """The refusal page; a deletion request being started comes back with what was typed,
+    to send again."""
     if isinstance(error, auth.SignInFailed):
         message, status = error.message, 503
     elif error.status == 403:
@@ -101,7 +104,17 @@ def refused(
         status = 403
     else:
         message, status = error.message, error.portal_status
-    context = {"upn": upn, "refusal": message}
+    context: dict[str, Any] = {"upn": upn, "refusal": message}
+    match = request.resolver_match
+    if request.method == "POST" and match and match.url_name == "support_request_start":
+        context["typed"] = {
+            "reason": request.POST.get("reason", ""),
+            "ticket": request.POST.get("ticket", ""),
+            "scopes": request.POST.getlist("scopes"),
+        }
+        context["request_nonce"] = nonce_issue(request.session, upn, "request")
+        if status >= 500:
+            request.session.save()  # Django skips it on a 5xx; the new confirmation must last
     return render(request, OVERVIEW, context, status=status)
 
 

@@ -67,6 +67,16 @@ class DeletionRequest:
         return all(key in self.exported for key in self.keys)
 
     @property
+    def headline(self) -> str:
+        """What the clear did, from the outcomes below it (the result page's heading)."""
+        cleared = sum(o.status == "cleared" for o in self.outcomes)
+        if self.outcomes and cleared == len(self.outcomes):
+            return "Cleared" if cleared == 1 else f"All {cleared} cleared"
+        if cleared:
+            return f"Partly cleared: {cleared} of {len(self.outcomes)}"
+        return "Nothing was cleared"
+
+    @property
     def retryable(self) -> list[str]:
         """Memories whose clear failed without changing anything: worth sending again."""
         return [o.key for o in self.outcomes if o.status in ("failed", "unknown")]
