@@ -18,6 +18,7 @@ from memory_ui.coreapi import CoreAPIOutcomeUnknown, CoreAPIUnavailable
 from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import body, field_value, page_text, textarea
+from tests.views.test_transfer import make_archive, plan, upload
 
 USER = {"scope": "user"}
 HTMX = {"HX-Request": "true"}
@@ -233,3 +234,40 @@ def test_a_note_whose_lost_answer_never_landed_is_added_when_sent_again(
     # And sent once more, it was added: once.
     alice.post("/memory/append", sent)
     assert fake.text().count("- Likes rain.") == 1
+
+
+# --- a restore run again skips what landed -----------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["append", "replace"])
+def test_a_restore_run_again_after_lost_answers_writes_nothing_twice(
+    alice: Client, fake: FakeCoreAPI, monkeypatch, mode: str
+):
+    archive = make_archive({None: "- from the archive\n", "it-helpdesk": "- helpdesk copy\n"})
+    apply_url, versions = plan(alice, upload(alice, archive)["Location"])
+    original = fake.import_memory
+
+    def applied_without_answer(*args, **kwargs):
+        original(*args, **kwargs)
+        # The read that would settle it at once fails too: the outcome stays unknown.
+        fake.fail("get_memory", CoreAPIUnavailable("CoreAPI is unavailable."), times=1)
+        raise CoreAPIOutcomeUnknown(OUTCOME_UNKNOWN_MESSAGE)
+
+    monkeypatch.setattr(fake, "import_memory", applied_without_answer)
+    fields = {
+        "mode": mode,
+        "confirm_replace": "yes",
+        "scopes": ["user", "agent:it-helpdesk"],
+        **{f"version-{key}": value for key, value in versions.items()},
+    }
+    assert alice.post(apply_url, fields).status_code == 302
+    once = {None: fake.text(), "it-helpdesk": fake.text("it-helpdesk")}
+    monkeypatch.setattr(fake, "import_memory", original)
+
+    again = alice.post(apply_url, fields)
+
+    assert again.status_code == 302
+    assert {None: fake.text(), "it-helpdesk": fake.text("it-helpdesk")} == once
+    assert once[None].count("- from the archive") == 1
+    page = page_text(alice.get(again["Location"]))
+    assert page.count("Already restored before the interruption; not written again") == 2
