@@ -1,6 +1,6 @@
 """A form posted after the session itself ended keeps what was typed.
 
-When only the sign-in token expired, the session holds the form (`stores.pending_form_keep`).
+When only the sign-in token expired, the session holds the form (`stores.pending_form`).
 When the session is gone (its cookie expired, or it was cleared on the server), there is
 nowhere to keep it that belongs to the person, so:
 
@@ -32,8 +32,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, resolve_url
 
 from memory_ui.auth import current_identity
-from memory_ui.web import stores
 from memory_ui.web.htmx import _current_page, _login_url
+from memory_ui.web.stores.pending_form import NOT_KEPT, PendingForm, pending_form_keep
 
 HELD_SECONDS = 10 * 60
 HELD_COOKIE = "portal_held_form"
@@ -70,7 +70,7 @@ def _hold(request: HttpRequest, response: HttpResponse, owner: str) -> HttpRespo
     fields = [
         (name, value)
         for name, values in request.POST.lists()
-        if name not in stores.NOT_KEPT
+        if name not in NOT_KEPT
         for value in values
     ]
     held: dict[str, Any] = {
@@ -97,10 +97,10 @@ def _take(request: HttpRequest, key: str, oid: str) -> None:
     cache.delete(_KEY + key)
     if not isinstance(held, dict) or held.get("owner") != oid:
         return  # someone else signed in on this browser: it is not theirs to see
-    pending = stores.PendingForm(
+    pending = PendingForm(
         held["action"], held["origin"], [tuple(f) for f in held["fields"]], held["had_files"]
     )
-    if stores.pending_form_keep(request.session, pending):
+    if pending_form_keep(request.session, pending):
         messages.warning(request, "Your session had ended. Nothing was sent; it is kept below.")
 
 

@@ -25,7 +25,6 @@ from memory_ui.memory.operations import (
     Loaded,
     MemoryChanged,
     NothingToChange,
-    memory_replace,
     memory_rewrite,
 )
 from memory_ui.memory.targets import Target
@@ -105,6 +104,7 @@ def _delete(
             without,
             started_from=form.cleaned_data["version"],
             action=Action.DELETE_ENTRY,
+            keep_arrivals=True,
         )
     except MemoryChanged as exc:
         return _changed_meanwhile(request, target, exc.current, **shown)
@@ -113,6 +113,8 @@ def _delete(
         return memory_page(request, Loaded(target, exc.current), status=400, **shown)
     except CoreAPIError as exc:
         return action_failed(request, target, exc)
+    if done.arrived:
+        messages.info(request, done.arrived.notice)
     return _deleted(request, target, done.before, done.after, removals[0], what, shown)
 
 
@@ -182,12 +184,13 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
         )
         return page_now(request, target, status=410)
     try:
-        result = memory_replace(
+        done = memory_rewrite(
             user_actor(request),
             target,
-            record.before,
+            lambda _: record.before,
             started_from=record.after,
             action=Action.UNDO,
+            keep_arrivals=True,
         )
     except MemoryChanged as exc:
         messages.warning(
@@ -202,6 +205,8 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
         return action_failed(request, target, exc)
     undo_forget(request.session, token)
     messages.success(request, "Restored what you deleted.")
+    if done.arrived:
+        messages.info(request, done.arrived.notice)
     if request.htmx:
-        return memory_page(request, Loaded(target, result))
+        return memory_page(request, Loaded(target, done.after))
     return redirect(target_url(target))
