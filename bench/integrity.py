@@ -448,7 +448,13 @@ def main() -> None:
             slow_imports,
             settle=args.slow_ms / 1000 + 2,
         )
-        rows.append(("restore run again after an interruption: archive stored twice", "", count))
+        rows.append(
+            (
+                "restore run again after an interruption: archive stored twice",
+                f"{args.slow_ms} ms on imports",
+                count,
+            )
+        )
     finally:
         for running in portals:
             running.stop()
