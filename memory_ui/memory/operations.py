@@ -42,6 +42,7 @@ from memory_ui.memory.documents import (
     content_hash,
     count_entries,
     neutralise_entry_headings,
+    neutralise_provenance,
 )
 from memory_ui.memory.paging import Prepared, prepared
 from memory_ui.memory.targets import Target, all_targets
@@ -310,7 +311,7 @@ def _changed_meanwhile(actor: Actor, target: Target, exc: CoreAPIError) -> Memor
 
 def memory_append(actor: Actor, target: Target, text: str, reason: str | None = None) -> Memory:
     target = _writable(target)
-    text = neutralise_entry_headings(text)
+    text = neutralise_provenance(neutralise_entry_headings(text))
     return _write(
         actor,
         Action.APPEND,
@@ -330,6 +331,9 @@ def memory_append(actor: Actor, target: Target, text: str, reason: str | None = 
 
 def memory_import_append(actor: Actor, target: Target, text: str) -> Memory:
     target = _writable(target)
+    # The text goes under an "Imported" heading: a first line that reads as provenance
+    # would claim ids; headings in it stay (an export re-imported keeps its entries).
+    text = neutralise_provenance(text)
     before = _read_for(actor, Action.IMPORT, target)
     return _write(
         actor,
