@@ -44,6 +44,7 @@ from memory_ui.memory.documents import (
     content_hash,
     count_entries,
     neutralise_entry_headings,
+    neutralise_provenance,
 )
 from memory_ui.memory.landed import landed_block
 from memory_ui.memory.paging import Prepared, prepared
@@ -338,7 +339,7 @@ def memory_append(
     and got no answer, the document is read first, and if that attempt landed the note is
     not sent again (`AlreadyAdded`)."""
     target = _writable(target)
-    text = neutralise_entry_headings(text)
+    text = neutralise_provenance(neutralise_entry_headings(text))
     reason = reason or None
     if earlier is not None:
         current = _read_for(actor, Action.APPEND, target)
@@ -367,6 +368,9 @@ def memory_import_append(
 ) -> Memory:
     """Add `text` as an imported block; `earlier` as for `memory_append`."""
     target = _writable(target)
+    # The text goes under an "Imported" heading: a first line that reads as provenance
+    # would claim ids; headings in it stay (an export re-imported keeps its entries).
+    text = neutralise_provenance(text)
     before = _read_for(actor, Action.IMPORT, target)
     if earlier is not None and landed_block(before.content_markdown, "imported", text, earlier):
         raise AlreadyAdded(before)

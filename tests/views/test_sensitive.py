@@ -139,3 +139,20 @@ def test_signed_out_users_are_sent_to_sign_in(client, fake) -> None:
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith("/auth/login")
+
+
+def test_a_reason_is_masked_like_the_excerpt(alice, fake: FakeCoreAPI) -> None:
+    fake.put(
+        f"## Added 2026-10-03T08:00:00Z \u2014 paid with {CARD} and key {TOKEN}\n\n- Hotel.\n"
+        "\n## Added 2026-10-04T08:00:00Z \u2014 card 4111111111111111\n\n- Mentions insulin.\n",
+        agent="travel-planner",
+    )
+    html = body(alice.get("/memory/sensitive"))
+    text = page_text(alice.get("/memory/sensitive"))
+    assert CARD not in html and "4111111111111111" not in html
+    assert TOKEN not in html and "16C7e42F" not in html
+    assert (
+        "— paid with \u2022\u2022\u2022\u2022 \u2022\u2022\u2022\u2022 \u2022\u2022\u2022\u2022 1111"
+        in text
+    )
+    assert "— card " + "\u2022" * 12 + "1111" in text

@@ -9,7 +9,12 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from memory_ui.memory.documents.outline import indent_of, is_blank, outline, split_lines
-from memory_ui.memory.documents.parse import REASON_SEPARATOR, OutOfRangeError, parse_document
+from memory_ui.memory.documents.parse import (
+    REASON_SEPARATOR,
+    OutOfRangeError,
+    is_provenance_line,
+    parse_document,
+)
 from memory_ui.text import without_bidi_controls
 
 # What CoreAPI writes (docs/architecture.md, Document formats): the document without its
@@ -31,6 +36,19 @@ def neutralise_entry_headings(text: str) -> str:
         indent = indent_of(lines[start])
         # "\#" is a literal "#" (ATX); a setext heading keeps a visible backslash.
         lines[start] = lines[start][:indent] + "\\" + lines[start][indent:]
+    return "".join(lines)
+
+
+def neutralise_provenance(text: str) -> str:
+    """`text` with its first line escaped if, written under an entry heading, it would be
+    read as that entry's provenance: typed or imported text cannot claim operation and
+    session ids ("> operation: X · session: Y" stays text, shown as such)."""
+    lines = split_lines(text)
+    first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
+    if first is not None and is_provenance_line(lines[first].lstrip()):
+        indent = indent_of(lines[first])
+        # "\>" is a literal ">": the line no longer matches, and reads as typed.
+        lines[first] = lines[first][:indent] + "\\" + lines[first][indent:]
     return "".join(lines)
 
 
@@ -90,7 +108,8 @@ class EntryEditError(ValueError):
 def replace_entry(text: str, index: int, body: str, reason: str = "") -> str:
     """The document with entry `index`'s lines replaced by `body` under a rebuilt heading:
     the same kind and timestamp (as written), `reason` instead of the old one, the
-    provenance line kept. A preamble has no heading, so only its text changes. Every other
+    provenance line kept as it was (none stays none: a provenance-looking first line of
+    `body` is escaped). A preamble has no heading, so only its text changes. Every other
     line stays as it was.
 
     The new text cannot split into entries of its own or swallow the ones after it: entry
@@ -104,6 +123,8 @@ def replace_entry(text: str, index: int, body: str, reason: str = "") -> str:
     entry = document.entries[index]
     lines = document.lines
     body = neutralise_entry_headings(body.strip())
+    if entry.kind != "preamble":
+        body = neutralise_provenance(body)
     if not body:
         raise EntryEditError("An entry needs some text; to remove it, use Delete.")
     fence = outline(split_lines(body + "\n")).open_fence

@@ -109,6 +109,14 @@ _PROVENANCE = re.compile(
     r"(?:session:\s*+(?P<session>(?:\s*+\S)*+))?\s*+",
     re.IGNORECASE,
 )
+
+
+def is_provenance_line(line: str) -> bool:
+    """Whether `line`, first after an entry's heading, would be read as its provenance."""
+    provenance = _PROVENANCE.fullmatch(line.rstrip("\r\n"))
+    return bool(provenance and (provenance["operation"] or provenance["session"]))
+
+
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*(?:\r\n|\r|\n))+")
 
 

@@ -69,6 +69,19 @@ def excerpt(text: str, start: int, end: int, spans: list[tuple[int, int, str]]) 
     return ("\u2026 " if lo > line_start else "") + excerpt + (" \u2026" if hi < line_end else "")
 
 
+def masked(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` whole (a short one: an entry's reason) with every finding in it masked as an
+    excerpt masks it. `spans` are sorted and disjoint, as a scan claims them."""
+    pieces = []
+    position = 0
+    for s, e, kind in spans:
+        masked = _mask_key(text[s:e]) if kind == PRIVATE_KEY else _mask(text[s:e], kind)
+        pieces += [text[position:s], masked]
+        position = e
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 def _mask_key(value: str) -> str:
     header = value.split("\n", 1)[0].strip()
     return f"{header} {_MASK * 8}" if header.startswith("-----BEGIN") else _MASK * 8

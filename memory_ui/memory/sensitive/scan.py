@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from memory_ui.memory.documents import Document
 from memory_ui.memory.sensitive.cards import find_cards
+from memory_ui.memory.sensitive.excerpts import masked
 from memory_ui.memory.sensitive.ibans import find_ibans
 from memory_ui.memory.sensitive.kinds import DEFAULT_PHONE_REGION, KINDS, Limits, Match
 from memory_ui.memory.sensitive.national_ids import find_national_ids
@@ -27,6 +28,7 @@ _LIMITS = Limits()  # frozen: one shared default is safe
 class Flagged:
     part: Part
     findings: tuple[Match, ...]
+    reason: str = ""  # the entry's reason, every finding in it masked (never shown whole)
 
     @property
     def kinds(self) -> list[str]:
@@ -58,10 +60,37 @@ def sensitive_scan(
             by_part.setdefault(where, []).append(match)
     flagged = [
         # One line per kind and excerpt: "diabetes" and "insulin" in one sentence are one.
-        Flagged(parts[i], tuple({(m.kind, m.excerpt): m for m in found}.values()))
+        Flagged(
+            parts[i],
+            tuple({(m.kind, m.excerpt): m for m in found}.values()),
+            _masked_reason(document.text, parts[i], found, phone_region, limits),
+        )
         for i, found in sorted(by_part.items())
     ]
     return Scan(flagged, complete)
+
+
+def _masked_reason(
+    text: str, part: Part, found: list[Match], phone_region: str | None, limits: Limits
+) -> str:
+    """The entry's reason as the review shows it: what a scan of the reason alone finds,
+    and any finding of the entry that the reason repeats, masked."""
+    reason = part.entry.reason if part.entry else None
+    if not reason:
+        return ""
+    spans = [
+        (m.start, m.end, m.kind)
+        for m in sensitive_find(reason, phone_region=phone_region, limits=limits)[0]
+    ]
+    for match in found:
+        value = text[match.start : match.end]
+        at = reason.find(value)
+        while value and at >= 0:
+            end = at + len(value)
+            if not any(s < end and at < e for s, e, _ in spans):
+                bisect.insort(spans, (at, end, match.kind))
+            at = reason.find(value, end)
+    return masked(reason, spans)
 
 
 def sensitive_find(

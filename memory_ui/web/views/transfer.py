@@ -26,7 +26,7 @@ from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory import uploads
 from memory_ui.memory.diffs import diff_lines
-from memory_ui.memory.documents import appended, entry_heading
+from memory_ui.memory.documents import appended, entry_heading, neutralise_provenance
 from memory_ui.memory.exports import export_archive, memory_export
 from memory_ui.memory.operations import (
     AlreadyAdded,
@@ -160,7 +160,8 @@ def _preview(
     if current is not None:
         now = current.content_markdown
         heading = entry_heading("Imported", timezone.now())
-        context["append_diff"] = diff_lines(now, appended(now, heading, imported.text))
+        added = neutralise_provenance(imported.text)  # as memory_import_append writes it
+        context["append_diff"] = diff_lines(now, appended(now, heading, added))
         # Either is None when the texts are too large to compare; import.html says so.
         context["replace_diff"] = diff_lines(now, imported.text)
     return _render_flow(request, target, context, status=status)
