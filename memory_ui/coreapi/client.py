@@ -34,8 +34,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.exceptions import NewConnectionError
 
 from memory_ui.coreapi import budget, context
 from memory_ui.coreapi.errors import (
@@ -51,13 +49,13 @@ from memory_ui.coreapi.errors import (
     parse_error_response,
 )
 from memory_ui.coreapi.types import Agent, CallerAuth, Memory, parse_agents
+from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
 logger = logging.getLogger("memory_ui.coreapi")
 
 READ_SCOPES = frozenset({"user", "agent", "combined"})
 WRITE_SCOPES = frozenset({"user", "agent"})
 IMPORT_MODES = frozenset({"append", "replace"})
-RETRYABLE_STATUSES = frozenset({502, 503, 504})
 
 DEFAULT_CONNECT_TIMEOUT = 3.05  # just over a multiple of 3 s, the TCP retransmission window
 DEFAULT_READ_TIMEOUT = 10.0
@@ -65,8 +63,6 @@ DEFAULT_GET_RETRIES = 2
 DEFAULT_MAX_CONCURRENT = 8
 DEFAULT_QUEUE_TIMEOUT = 1.0
 MAX_BODY_BYTES = 2 * 1024 * 1024  # CoreAPI's request body limit (docs/architecture.md)
-# Not worth starting an exchange with less than this left of the deadline.
-MIN_ATTEMPT_SECONDS = 0.25
 
 CORRELATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # header-safe, bounded
 ETAG = re.compile(r'"[\x21\x23-\x7e]{1,128}"')  # a strong entity tag, header-safe
@@ -121,28 +117,6 @@ def _without_none(**fields: object) -> dict[str, object]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
-def _may_have_arrived(exc: requests.RequestException) -> bool:
-    """Whether a write that failed this way may still have been applied: the request was
-    sent (or may have been) and no answer came back. Failing to connect sends nothing."""
-    if isinstance(exc, requests.exceptions.ConnectTimeout | requests.exceptions.SSLError):
-        return False
-    if isinstance(exc, requests.ConnectionError):
-        reason = getattr(exc.args[0], "reason", exc.args[0]) if exc.args else None
-        return not isinstance(reason, NewConnectionError | ConnectionRefusedError)
-    return True
-
-
-def _is_transient(exc: requests.RequestException) -> bool:
-    # A certificate problem will not go away on retry; a dropped connection may. A read
-    # timeout means CoreAPI is slow, and a retry would be as slow: the request's deadline
-    # is better spent telling the user.
-    if isinstance(exc, requests.exceptions.SSLError | requests.exceptions.ReadTimeout):
-        return False
-    return isinstance(
-        exc, requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
-    )
-
-
 def _unexpected(status: int, correlation_id: str) -> CoreAPIUnexpectedResponse:
     return CoreAPIUnexpectedResponse(
         UNEXPECTED_MESSAGE, status=status, correlation_id=correlation_id
@@ -191,20 +165,6 @@ def _with_etag(memory: Memory, response: requests.Response) -> Memory:
     return dataclasses.replace(memory, etag=etag) if ETAG.fullmatch(etag) else memory
 
 
-def _pooled_session(pool_size: int, base_url: str) -> requests.Session:
-    session = requests.Session()
-    # The environment is read once, here: with trust_env requests would look for a .netrc
-    # file and read the proxy variables on every call (a profiled tenth of a call's CPU),
-    # and a .netrc entry for CoreAPI's host would replace the Authorization header.
-    session.proxies = requests.utils.get_environ_proxies(base_url)
-    session.trust_env = False
-    # max_retries=0: urllib3 must never resend on its own; this client decides (GETs only).
-    adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
-
-
 # The client
 
 
@@ -247,7 +207,7 @@ class CoreAPIClient:
         # Session.verify, but not a verify path given to the request itself.
         self._verify = verify
         self._owns_session = session is None
-        self._session = session if session is not None else _pooled_session(pool_size, base_url)
+        self._session = session if session is not None else pooled_session(pool_size, base_url)
 
     def close(self) -> None:
         if self._owns_session:
@@ -385,46 +345,37 @@ class CoreAPIClient:
         if json_body is not None:
             body = encoded_body(json_body, self._max_body_bytes, correlation_id)
             headers["Content-Type"] = "application/json"
-        retries = self._get_retries if method == "GET" else 0
-        attempt = 1
-        while True:
+
+        def send(attempt: int) -> requests.Response:
             timeout = self._timeout_within_deadline(correlation_id)
-            try:
-                with self._slot(correlation_id):
-                    response = self._attempt(
-                        method, path, headers, params, body, timeout, correlation_id, attempt
-                    )
-            except requests.RequestException as exc:
-                if method != "GET" and _may_have_arrived(exc):
-                    raise CoreAPIOutcomeUnknown(
-                        OUTCOME_UNKNOWN_MESSAGE,
-                        detail=type(exc).__name__,
-                        correlation_id=correlation_id,
-                    ) from exc
-                if attempt > retries or not _is_transient(exc):
-                    raise CoreAPIUnavailable(
-                        UNAVAILABLE_MESSAGE,
-                        detail=type(exc).__name__,
-                        correlation_id=correlation_id,
-                    ) from exc
-            else:
-                if attempt > retries or response.status_code not in RETRYABLE_STATUSES:
-                    return _successful(response, correlation_id)
-            self._pause(attempt)
-            attempt += 1
+            with self._slot(correlation_id):
+                return self._attempt(
+                    method, path, headers, params, body, timeout, correlation_id, attempt
+                )
+
+        response = exchange(
+            send,
+            retries=self._get_retries if method == "GET" else 0,
+            write=method != "GET",
+            outcome_unknown=lambda exc: CoreAPIOutcomeUnknown(
+                OUTCOME_UNKNOWN_MESSAGE, detail=type(exc).__name__, correlation_id=correlation_id
+            ),
+            unavailable=lambda exc: CoreAPIUnavailable(
+                UNAVAILABLE_MESSAGE, detail=type(exc).__name__, correlation_id=correlation_id
+            ),
+            pause=self._pause,
+        )
+        return _successful(response, correlation_id)
 
     def _timeout_within_deadline(self, correlation_id: str) -> tuple[float, float]:
         """This exchange's (connect, read) timeouts: the configured ones, shortened to what
         is left of the request's deadline; refuses (nothing sent) when too little is left."""
-        left = budget.remaining()
-        if left is None:
-            return self._timeout
-        if left < MIN_ATTEMPT_SECONDS:
+        timeout = timeout_within(self._timeout, budget.remaining())
+        if timeout is None:
             raise CoreAPIUnavailable(
                 UNAVAILABLE_MESSAGE, detail="deadline", correlation_id=correlation_id
             )
-        connect, read = self._timeout
-        return min(connect, left), min(read, left)
+        return timeout
 
     @contextlib.contextmanager
     def _slot(self, correlation_id: str) -> Iterator[None]:

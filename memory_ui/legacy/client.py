@@ -24,8 +24,6 @@ from typing import Any
 from urllib.parse import quote
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.exceptions import NewConnectionError
 
 from memory_ui.legacy.errors import (
     LegacyOutcomeUnknown,
@@ -34,13 +32,12 @@ from memory_ui.legacy.errors import (
     parse_error,
 )
 from memory_ui.legacy.types import FULL_NAME, MemoryEntry, MemoryStore, Page, parse_page
+from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
 API = "/api/2.1/unity-catalog/memory-stores"
-RETRYABLE_STATUSES = frozenset({502, 503, 504})
 DEFAULT_CONNECT_TIMEOUT = 3.05
 DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_GET_RETRIES = 2
-MIN_ATTEMPT_SECONDS = 0.25
 SEARCH_TOP_K_MAX = 50  # seed 003
 
 
@@ -56,33 +53,6 @@ def _check(scope: str, path: str | None = None) -> None:
         raise ValueError("scope must not be empty")
     if path is not None and (not path.startswith("/memories/") or path == "/memories/"):
         raise ValueError("path must start with /memories/ and name an entry")
-
-
-def _may_have_arrived(exc: requests.RequestException) -> bool:
-    """Whether a failed write may still have been applied (it was, or may have been, sent)."""
-    if isinstance(exc, requests.exceptions.ConnectTimeout | requests.exceptions.SSLError):
-        return False
-    if isinstance(exc, requests.ConnectionError):
-        reason = getattr(exc.args[0], "reason", exc.args[0]) if exc.args else None
-        return not isinstance(reason, NewConnectionError | ConnectionRefusedError)
-    return True
-
-
-def _is_transient(exc: requests.RequestException) -> bool:
-    if isinstance(exc, requests.exceptions.SSLError | requests.exceptions.ReadTimeout):
-        return False
-    return isinstance(
-        exc, requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
-    )
-
-
-def _pooled_session(pool_size: int) -> requests.Session:
-    session = requests.Session()
-    # max_retries=0: urllib3 must never resend on its own; this client decides (reads only).
-    adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
 
 
 class LegacyStoresClient:
@@ -116,7 +86,7 @@ class LegacyStoresClient:
         self._verify = verify
         self._remaining = remaining
         self._owns_session = session is None
-        self._session = session if session is not None else _pooled_session(pool_size)
+        self._session = session if session is not None else pooled_session(pool_size, self.base_url)
 
     def close(self) -> None:
         if self._owns_session:
@@ -303,42 +273,37 @@ class LegacyStoresClient:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        retries = self._get_retries if read else 0
-        attempt = 1
-        while True:
-            timeout = self._timeout_within_deadline()
-            try:
-                response = self._session.request(
-                    method,
-                    f"{self.base_url}{path}",
-                    params=params,
-                    data=data,
-                    headers=headers,
-                    timeout=timeout,
-                    verify=self._verify,
-                    allow_redirects=False,  # a redirect would resend the bearer token elsewhere
-                )
-            except requests.RequestException as exc:
-                if not read and _may_have_arrived(exc):
-                    raise LegacyOutcomeUnknown(detail=type(exc).__name__) from exc
-                if attempt > retries or not _is_transient(exc):
-                    raise LegacyUnavailable(detail=type(exc).__name__) from exc
-            else:
-                if 200 <= response.status_code < 300:
-                    return response
-                if attempt > retries or response.status_code not in RETRYABLE_STATUSES:
-                    raise parse_error(response.status_code, response.content, response.headers)
-            self._pause(attempt)
-            attempt += 1
+
+        def send(attempt: int) -> requests.Response:
+            return self._session.request(
+                method,
+                f"{self.base_url}{path}",
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=self._timeout_within_deadline(),
+                verify=self._verify,
+                allow_redirects=False,  # a redirect would resend the bearer token elsewhere
+            )
+
+        response = exchange(
+            send,
+            retries=self._get_retries if read else 0,
+            write=not read,
+            outcome_unknown=lambda exc: LegacyOutcomeUnknown(detail=type(exc).__name__),
+            unavailable=lambda exc: LegacyUnavailable(detail=type(exc).__name__),
+            pause=self._pause,
+        )
+        if 200 <= response.status_code < 300:
+            return response
+        raise parse_error(response.status_code, response.content, response.headers)
 
     def _timeout_within_deadline(self) -> tuple[float, float]:
         left = self._remaining() if self._remaining is not None else None
-        if left is None:
-            return self._timeout
-        if left < MIN_ATTEMPT_SECONDS:
+        timeout = timeout_within(self._timeout, left)
+        if timeout is None:
             raise LegacyUnavailable(detail="deadline")
-        connect, read = self._timeout
-        return min(connect, left), min(read, left)
+        return timeout
 
     def _pause(self, attempt: int) -> None:
         # Exponential backoff with full jitter, never past the request's deadline.
