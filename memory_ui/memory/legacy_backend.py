@@ -89,17 +89,19 @@ class LegacyBackend:
 
     def list_targets(self, subject: Subject) -> list[Target]:
         """The configured stores the portal may read, each once (one call per store, which
-        the configuration bounds). A store the portal may not read is left out and logged:
-        an operator has to grant it, the user can do nothing about it."""
-        targets = []
-        for agent, full_name in self._stores.items():
-            try:
-                store = self._client.get_store(full_name)
-            except (LegacyForbidden, LegacyNotFound) as exc:
-                logger.warning("Legacy store %s not readable: %s", full_name, exc.error_code)
-                continue
-            targets.append(self._target(agent, full_name, store.description))
-        return targets
+        the configuration bounds; `describe` lets a caller make them concurrently)."""
+        described = (self.describe(target) for target in self.configured_targets())
+        return [target for target in described if target is not None]
+
+    def describe(self, target: Target) -> Target | None:
+        """The configured store with its description, or None when the portal may not read
+        it: left out and logged, since an operator has to grant it, not the user."""
+        try:
+            store = self._client.get_store(target.key)
+        except (LegacyForbidden, LegacyNotFound) as exc:
+            logger.warning("Legacy store %s not readable: %s", target.key, exc.error_code)
+            return None
+        return self._target(target.agent or "", target.key, store.description)
 
     def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
         """One page of the target's files, metadata only (no contents: `read_item`)."""

@@ -32,7 +32,7 @@ from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
 from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
 from memory_ui.memory.documents import content_hash
 from memory_ui.memory.legacy_backend import SOURCE, LegacyBackend
-from memory_ui.memory.operations import Actor, Version
+from memory_ui.memory.operations import Actor, Version, fan_out
 
 SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
@@ -186,10 +186,13 @@ def _store(target: Target) -> Store:
 
 def legacy_stores(actor: Actor) -> list[Store]:
     """The configured stores the portal may read, with their capabilities (one store call
-    each, bounded by the configuration). Empty when the source is off."""
+    each, a few at a time: `fan_out`). Empty when the source is off."""
     if not legacy_enabled():
         return []
-    return [_store(target) for target in _backend().list_targets(subject_of(actor))]
+    subject_of(actor)  # refuses a subject whose scope the portal cannot make
+    backend = _backend()
+    described = fan_out(backend.describe, backend.configured_targets())
+    return [_store(target) for target in described if target is not None]
 
 
 def legacy_store(actor: Actor, key: str) -> Store | None:
