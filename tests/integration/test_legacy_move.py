@@ -238,3 +238,36 @@ def test_command_refuses_an_unknown_store_and_a_bad_users_file(legacy, tmp_path:
         _command("--store", "main.agents.nope", "--users", str(users))
     with pytest.raises(CommandError, match="is not a UPN"):
         _command("--store", HELPDESK, "--users", str(_users(tmp_path, "not a upn")))
+
+
+def test_command_fails_loudly_and_the_next_run_resumes(
+    legacy, tmp_path: Path, faults: Faults
+) -> None:
+    users = _users(tmp_path, "bob@contoso.com")
+    faults.path_regex = "memory/append"
+    faults.error_rate = 1.0
+    out = io.StringIO()
+
+    with pytest.raises(CommandError, match="1 of 1 users not done; run again to resume"):
+        call_command(
+            "move_legacy_memory",
+            "--store",
+            HELPDESK,
+            "--users",
+            str(users),
+            stdout=out,
+            stderr=io.StringIO(),
+        )
+
+    assert out.getvalue().splitlines()[2].split() == [
+        "bob@contoso.com",
+        "2",
+        "0",
+        "0",
+        "0",
+        "2",
+        "0",
+    ]
+    faults.error_rate = 0.0
+    out_again, _ = _command("--store", HELPDESK, "--users", str(users))
+    assert out_again.splitlines()[2].split() == ["bob@contoso.com", "2", "2", "0", "0", "0", "0"]
