@@ -26,6 +26,7 @@ from memory_ui.legacy import (
     LegacyBadRequest,
     LegacyNotFound,
     LegacyStoreError,
+    LegacyUnauthorized,
     parse_store_agents,
 )
 from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
@@ -35,6 +36,7 @@ from memory_ui.memory.legacy_backend import SOURCE, LegacyBackend
 from memory_ui.memory.operations import Actor, Version, fan_out
 
 SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
+NO_TOKEN = "The portal could not get its credentials for the legacy memory stores."
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
 OID_UNKNOWN = (
     "The legacy stores are keyed by the user's object id, which the portal does not know "
@@ -111,10 +113,19 @@ def legacy_enabled() -> bool:
     return bool(settings.LEGACY_STORES_BASE_URL)
 
 
+def _token() -> str:
+    """The portal's own token for the stores. Not getting one is the portal's failure, not
+    the user's sign-in: it is reported like credentials the stores refused."""
+    try:
+        return auth.legacy_app_token()
+    except auth.SignInFailed as exc:
+        raise LegacyUnauthorized(NO_TOKEN) from exc
+
+
 @functools.cache
 def _client() -> LegacyStoresClient | None:
     """The process-wide client (one pooled session); calls fit the request's deadline."""
-    return client_from_settings(settings, auth.legacy_app_token, budget.remaining)
+    return client_from_settings(settings, _token, budget.remaining)
 
 
 @functools.cache

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from devstack.serve import RunningServer
+from memory_ui import auth
 from memory_ui.coreapi import CallerAuth, UserIdentity
 from memory_ui.identity import Identity
-from memory_ui.legacy import LegacyConflict, LegacyForbidden
+from memory_ui.legacy import LegacyConflict, LegacyForbidden, LegacyUnauthorized
 from memory_ui.memory import legacy_ops as ops
 from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_backend import CONVERSATIONS_REASON, FORBIDDEN_REASON
@@ -231,3 +232,14 @@ def test_erasure_with_an_oid_scope_template_is_not_possible_for_support(
 
     assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.OID_UNKNOWN)]
     assert _events("erase")[-1].outcome == "error"
+
+
+def test_no_token_for_the_stores_is_the_portals_failure_and_audited(alice: Actor, settings) -> None:
+    settings.ENTRA_CLIENT_SECRET = "wrong"  # the IdP refuses the portal's client credentials
+    auth.reset_caches()
+
+    with pytest.raises(LegacyUnauthorized) as refused:
+        ops.legacy_file_delete(alice, _store(alice, TRAVEL), "/memories/profile.md")
+
+    assert refused.value.message == ops.NO_TOKEN and refused.value.portal_status == 502
+    assert _events("delete-entry")[-1].error_message == ops.NO_TOKEN
