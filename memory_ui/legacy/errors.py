@@ -28,6 +28,9 @@ class LegacyStoreError(Exception):
 
     portal_status = 502
     default_message = UNEXPECTED_MESSAGE
+    # The same face as CoreAPIError, so pages and audit rows treat both sources alike.
+    outcome_unknown = False  # a write that may have been applied all the same
+    correlation_id = ""  # the stores send none
 
     def __init__(
         self,
@@ -86,6 +89,7 @@ class LegacyOutcomeUnknown(LegacyStoreError):
 
     portal_status = 504
     default_message = OUTCOME_UNKNOWN_MESSAGE
+    outcome_unknown = True
 
 
 class LegacyUnexpectedResponse(LegacyStoreError):

@@ -14,6 +14,14 @@ import enum
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.legacy import LegacyStoreError
+
+# What a page catches around any source's call: both hierarchies carry a user-safe
+# `message`, `portal_status`, `status` and `outcome_unknown`, so one alert shows either.
+SOURCE_ERRORS = (CoreAPIError, LegacyStoreError)
+type SourceError = CoreAPIError | LegacyStoreError
+
 
 class Capability(enum.Flag):
     NONE = 0

@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 from requests.structures import CaseInsensitiveDict
 
+from memory_ui.coreapi import CoreAPIError
 from memory_ui.legacy import (
     LegacyBadRequest,
     LegacyConflict,
     LegacyForbidden,
     LegacyNotFound,
+    LegacyOutcomeUnknown,
     LegacyRateLimited,
     LegacyUnauthorized,
     LegacyUnavailable,
@@ -20,6 +22,7 @@ from memory_ui.legacy import (
     scope_for,
 )
 from memory_ui.legacy.errors import parse_error
+from memory_ui.memory.backends import SOURCE_ERRORS
 
 ENTRY = {
     "path": "/memories/a.md",
@@ -115,3 +118,10 @@ def test_retry_after_is_kept_for_429_only_when_sane() -> None:
 
     assert ok.retry_after == 5.0
     assert silly.retry_after is None
+
+
+def test_legacy_errors_have_the_face_of_coreapi_errors() -> None:
+    for name in ("message", "portal_status", "status", "outcome_unknown", "correlation_id"):
+        assert hasattr(LegacyUnavailable(), name) and hasattr(CoreAPIError("x"), name)
+    assert LegacyOutcomeUnknown().outcome_unknown and not LegacyUnavailable().outcome_unknown
+    assert isinstance(LegacyUnavailable(), SOURCE_ERRORS)
