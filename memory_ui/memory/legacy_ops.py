@@ -89,7 +89,6 @@ class NotMatchedOnce(LegacyBadRequest):
 class Hit:
     store: Store
     item: Item  # text is the matching file's contents
-    score: int | None = None
 
 
 @dataclass(frozen=True)
