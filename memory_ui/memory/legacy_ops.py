@@ -371,31 +371,3 @@ def legacy_erase_subject(actor: Actor) -> Erasure:
         error = LegacyStoreError(row.reason or row.result) if failed else None
         _audit(actor, Action.ERASE, _store(row.target), error=error, reason=row.reason)
     return erasure
-
-
-__all__ = [
-    "SOURCE",
-    "SYSTEM_NOTICE",
-    "ExportFile",
-    "FileChanged",
-    "Hit",
-    "NotMatchedOnce",
-    "Store",
-    "file_version",
-    "legacy_enabled",
-    "legacy_entry_edit",
-    "legacy_erase_subject",
-    "legacy_export",
-    "legacy_export_all",
-    "legacy_file_delete",
-    "legacy_file_read",
-    "legacy_file_replace",
-    "legacy_file_restore",
-    "legacy_files",
-    "legacy_search",
-    "legacy_store",
-    "legacy_store_clear",
-    "legacy_stores",
-    "reset_caches",
-    "subject_of",
-]
