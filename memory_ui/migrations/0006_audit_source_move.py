@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory_ui", "0004_undo_action"),
+        ("memory_ui", "0005_memory_visit"),
     ]
 
     operations = [
