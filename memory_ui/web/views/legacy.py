@@ -1,0 +1,169 @@
+"""Reading the legacy memory stores (seed 003; docs/legacy-stores.md): the dashboard's
+"Legacy memory stores" section, a store's files, one file, and .md downloads.
+
+The section loads after first paint (htmx when it scrolls into view; without JavaScript a
+link to the same list as a page), so the dashboard never waits for the legacy source. A
+store is named in the URL by its full name and looked up among the configured stores
+(`legacy_ops.legacy_store`): any other name is a 404, and the scope inside the store comes
+from the verified identity, never from the browser. Each action is offered only where the
+source declares the capability; where one is missing, `Offered.missing` says why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect
+from django.utils.http import content_disposition_header, urlencode
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from memory_ui.legacy import LegacyStoreError
+from memory_ui.memory import legacy_ops
+from memory_ui.memory.backends import Capability, Page
+from memory_ui.memory.legacy_ops import Store
+from memory_ui.web.access import user_actor
+from memory_ui.web.forms.legacy import LegacyFileForm
+from memory_ui.web.htmx import HtmxHttpRequest, render_page
+from memory_ui.web.legacy_pages import (
+    Offered,
+    entries_of,
+    file_url,
+    read_file,
+    store_or_404,
+    store_url,
+)
+from memory_ui.web.stores.legacy_undo import legacy_undo_label
+
+
+@dataclass(frozen=True)
+class StoreCard:
+    """A store on the dashboard: its first page of files (one list call)."""
+
+    store: Store
+    files: int = 0
+    more: bool = False  # more files than the first page holds
+    updated: dt.datetime | None = None
+    error: LegacyStoreError | None = None
+
+
+def _card(request: HtmxHttpRequest, store: Store) -> StoreCard:
+    try:
+        page = legacy_ops.legacy_files(user_actor(request), store)
+    except LegacyStoreError as exc:
+        return StoreCard(store, error=exc)
+    stamps = [item.updated for item in page.items if item.updated]
+    return StoreCard(
+        store, len(page.items), page.next_cursor is not None, max(stamps, default=None)
+    )
+
+
+@require_GET
+@login_required
+def stores(request: HtmxHttpRequest) -> HttpResponse:
+    """The user's legacy stores as cards: the dashboard's section (htmx) or, without
+    JavaScript, the same list as a page."""
+    if not legacy_ops.legacy_enabled():
+        raise Http404("The legacy memory stores are not configured.")
+    try:
+        found, error = legacy_ops.legacy_stores(user_actor(request)), None
+    except LegacyStoreError as exc:
+        found, error = [], exc
+    context = {
+        "cards": [_card(request, store) for store in found],
+        "error": error,
+        "notice": legacy_ops.SYSTEM_NOTICE,
+    }
+    status = error.portal_status if error else 200
+    return render_page(request, "memory_ui/legacy/stores.html", "section", context, status)
+
+
+@require_GET
+@login_required
+def store(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """A store's files, a page at a time (one entries-list call per page; `?page=` is the
+    store's own opaque page token), newest changes first within the page."""
+    found = store_or_404(request, key)
+    cursor = request.GET.get("page") or None
+    context: dict[str, object] = {
+        "store": found,
+        "offered": Offered.of(found),
+        "notice": legacy_ops.SYSTEM_NOTICE,
+        "store_url": store_url(found),
+        "first_page": cursor is None,
+    }
+    undo = request.GET.get("undo", "")
+    if undo:
+        # After a delete: the notice names the file from the session, never from the URL.
+        context["undo"] = undo
+        context["undo_label"] = legacy_undo_label(request.session, undo, found.key)
+    status = 200
+    try:
+        page: Page = legacy_ops.legacy_files(user_actor(request), found, cursor)
+    except LegacyStoreError as exc:
+        context["error"] = exc
+        status = exc.portal_status
+    else:
+        context["files"] = [(item, file_url(found, item.key)) for item in page.items]
+        if page.next_cursor:
+            context["next_url"] = f"{store_url(found)}?{urlencode({'page': page.next_cursor})}"
+    return render_page(request, "memory_ui/legacy/store.html", "files", context, status)
+
+
+@require_GET
+@login_required
+def file(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """One file with its contents; for htmx (a file opened on the store page) the
+    contents alone."""
+    found = store_or_404(request, key)
+    context: dict[str, object] = {
+        "store": found,
+        "offered": Offered.of(found),
+        "notice": legacy_ops.SYSTEM_NOTICE,
+        "store_url": store_url(found),
+    }
+    status = 200
+    try:
+        path, item = read_file(request, found)
+    except LegacyStoreError as exc:
+        context["error"] = exc
+        status = exc.portal_status
+    else:
+        context.update(
+            item=item,
+            entries=entries_of(item),
+            version=legacy_ops.file_version(item).token(),
+            edit_url=file_url(found, path, "legacy_edit"),
+            entry_url=file_url(found, path, "legacy_entry"),
+            export_url=file_url(found, path, "legacy_export"),
+        )
+    return render_page(request, "memory_ui/legacy/file.html", "contents", context, status)
+
+
+@require_GET
+@login_required
+@never_cache
+def export(request: HtmxHttpRequest, key: str) -> HttpResponseBase:
+    """The store (or, with `?path=`, one file) as a .md download."""
+    found = store_or_404(request, key)
+    if not found.allows(Capability.EXPORT):
+        raise Http404(found.missing(Capability.EXPORT))
+    path = None
+    if "path" in request.GET:
+        form = LegacyFileForm(request.GET)
+        if not form.is_valid():
+            raise Http404("Not a memory file path.")
+        path = form.cleaned_data["path"]
+    try:
+        text = legacy_ops.legacy_export(user_actor(request), found, path)
+    except LegacyStoreError as exc:
+        messages.error(request, f"Nothing was downloaded. {exc.message}")
+        return redirect(file_url(found, path) if path else store_url(found))
+    stem = found.key + (path.replace("/", "-").removesuffix(".md") if path else "")
+    response = HttpResponse(text.encode("utf-8"), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(True, f"{stem}.md")
+    return response
