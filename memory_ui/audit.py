@@ -13,6 +13,7 @@ from django.core.cache import cache
 
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.identity import Identity
+from memory_ui.legacy import LegacyStoreError
 from memory_ui.models import AuditEvent
 from memory_ui.text import without_bidi_controls
 
@@ -51,13 +52,17 @@ def audit_record(
     agent: Agent | None = None,
     before: str | None = None,
     after: str | None = None,
-    error: CoreAPIError | None = None,
+    error: CoreAPIError | LegacyStoreError | None = None,
     reason: str = "",
     ticket: str = "",
     correlation_id: str = "",
+    source: str = AuditEvent.Source.COREAPI,
+    agent_name: str = "",
+    store: str = "",
 ) -> AuditEvent:
     """Write one event for what `who` did. Call it whether the CoreAPI call worked or not
-    (pass `error`); `subject_upn` is the user whose memory it was, when not `who`."""
+    (pass `error`); `subject_upn` is the user whose memory it was, when not `who`. A legacy
+    store event (`source`) names the store's agent (`agent_name`) and the store (`store`)."""
     before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
     event = AuditEvent(
         actor_upn=who.upn,
@@ -66,8 +71,9 @@ def audit_record(
         subject_upn=subject_upn or who.upn,
         action=action,
         scope=scope,
-        agent_name=agent.name if agent else "",
-        agent_object_id=agent.object_id if agent else "",
+        source=source,
+        agent_name=agent.name if agent else agent_name,
+        agent_object_id=agent.object_id if agent else store,
         reason=without_bidi_controls(reason)[:500],
         ticket=without_bidi_controls(ticket)[:100],
         outcome=AuditEvent.Outcome.ERROR if error else AuditEvent.Outcome.OK,
@@ -77,11 +83,12 @@ def audit_record(
         sha256_before=before_print.sha256 if before_print else "",
         bytes_after=after_print.size if after_print else None,
         sha256_after=after_print.sha256 if after_print else "",
-        correlation_id=(correlation_id or (error.correlation_id if error else ""))[:128],
+        correlation_id=(correlation_id or getattr(error, "correlation_id", ""))[:128],
     )
     event.save()
     logger.info(
-        "audit %s by %s on %s scope=%s agent=%s outcome=%s",
+        "audit %s %s by %s on %s scope=%s agent=%s outcome=%s",
+        source,
         action,
         event.actor_upn,
         event.subject_upn,

@@ -27,12 +27,21 @@ class AuditEvent(models.Model):
         DELETE_ENTRY = "delete-entry", "Deleted an entry"
         IMPORT = "import", "Imported"
         CLEAR = "clear", "Cleared"
+        MOVE = "move", "Moved into CoreAPI"
+        ERASE = "erase", "Erased (deletion request)"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Done"
         ERROR = "error", "Failed"
 
+    class Source(models.TextChoices):
+        COREAPI = "coreapi", "CoreAPI"
+        LEGACY = "legacy", "Legacy memory store"
+
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Which memory system the event is about (issue 18): a legacy store event keeps the
+    # store's agent in agent_name and the store's full name in agent_object_id.
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.COREAPI)
     actor_upn = models.CharField(max_length=320)
     actor_oid = models.CharField(max_length=64)
     actor_is_support = models.BooleanField(default=False)

@@ -61,6 +61,7 @@ class Item:
     updated: dt.datetime | None
     text: str | None = None
     version: str | None = None  # for conditional writes, where the source has them
+    has_text: bool = True  # False: the source says the item is empty (without loading it)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ MISSING = {
         "is overwritten by a whole-file edit."
     ),
 }
+FORBIDDEN_REASON = "The portal may not change this store (it lacks WRITE MEMORY STORE)."
+GONE_REASON = "The store no longer exists."
 CONVERSATIONS_REASON = "The legacy stores cannot list conversations by scope."
 APPEND_PATH = "/memories/notes.md"  # where an append goes when the target has no item named
 
@@ -54,6 +56,7 @@ def _item(entry: MemoryEntry) -> Item:
         description=entry.description,
         updated=entry.update_time,
         text=entry.contents,
+        has_text=entry.has_contents,
     )
 
 
@@ -77,6 +80,10 @@ class LegacyBackend:
 
     def _target(self, agent: str, full_name: str, description: str = "") -> Target:
         return Target(SOURCE, full_name, full_name, description, agent)
+
+    def configured_targets(self) -> list[Target]:
+        """The configured stores, without asking them anything (no description)."""
+        return [self._target(agent, full_name) for agent, full_name in self._stores.items()]
 
     # --- required ---------------------------------------------------------------------------
 
@@ -107,9 +114,14 @@ class LegacyBackend:
     def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]:
         scope = self._scope(subject)
         found = []
-        for target in self.list_targets(subject):
-            for entry in self._client.search(target.key, scope, query, top_k=SEARCH_TOP_K):
-                found.append((target, _item(entry)))
+        for target in self.configured_targets():
+            try:
+                entries = self._client.search(target.key, scope, query, top_k=SEARCH_TOP_K)
+            except (LegacyForbidden, LegacyNotFound) as exc:
+                # As in list_targets: a store the portal may not read is left out.
+                logger.warning("Legacy store %s not searchable: %s", target.key, exc.error_code)
+                continue
+            found += [(target, _item(entry)) for entry in entries]
         return found
 
     def append(self, subject: Subject, target: Target, text: str, reason: str) -> Item:
@@ -170,9 +182,15 @@ class LegacyBackend:
         """Every file of the subject in every configured store, then one row saying the
         conversations could not be erased."""
         outcomes: list[Outcome] = []
-        for target in self.list_targets(subject):
+        for target in self.configured_targets():
             try:
                 rows = self.clear_target(subject, target)
+            except LegacyForbidden:
+                outcomes.append(Outcome(target, target.key, "not possible", FORBIDDEN_REASON))
+                continue
+            except LegacyNotFound:
+                outcomes.append(Outcome(target, target.key, "not possible", GONE_REASON))
+                continue
             except LegacyStoreError as exc:
                 outcomes.append(Outcome(target, target.key, "failed", exc.message))
                 continue

@@ -1,0 +1,388 @@
+"""Business steps on a user's files in the legacy memory stores (seed 003;
+docs/legacy-stores.md), beside `operations` for CoreAPI: the one place the web layer calls
+for them, so that no change reaches a store unaudited.
+
+Which stores a user has is configuration (LEGACY_STORES_AGENTS: agent -> store), and the
+`scope` inside each comes from LEGACY_STORES_SCOPE_TEMPLATE over the verified identity, never
+from the browser: a store key a view receives is only ever looked up among the configured
+ones (`legacy_store`). Every change, and every read support staff make for someone, is
+audited with source "legacy" (agent_name: the store's agent, agent_object_id: the store's
+full name; never a path or content). Failures are `LegacyStoreError`s, which carry a
+user-safe `message` and a `portal_status` like CoreAPI's errors.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from django.conf import settings
+
+from memory_ui import auth
+from memory_ui.audit import Action, audit_record
+from memory_ui.coreapi import budget
+from memory_ui.legacy import (
+    LegacyBadRequest,
+    LegacyNotFound,
+    LegacyStoreError,
+    parse_store_agents,
+)
+from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
+from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
+from memory_ui.memory.documents import content_hash
+from memory_ui.memory.legacy_backend import SOURCE, LegacyBackend
+from memory_ui.memory.operations import Actor, Version
+
+SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
+CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
+OID_UNKNOWN = (
+    "The legacy stores are keyed by the user's object id, which the portal does not know "
+    "for a user looked up by name."
+)
+
+
+@dataclass(frozen=True)
+class Store:
+    """One configured legacy store as the actor may see it, with what it allows."""
+
+    target: Target
+    capabilities: Capability
+
+    @property
+    def key(self) -> str:
+        """The store's full name: what URLs and forms carry (looked up, never trusted)."""
+        return self.target.key
+
+    @property
+    def agent(self) -> str | None:
+        return self.target.agent
+
+    def allows(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    def missing(self, capability: Capability) -> str:
+        """The one sentence the UI shows where the action is missing."""
+        return _backend().missing_reason(capability)
+
+
+class FileChanged(Exception):
+    """The file changed since the user began (another update_time or content hash); nothing
+    was written. `current` is the file as it is now (None: it was deleted meanwhile)."""
+
+    def __init__(self, current: Item | None) -> None:
+        super().__init__(CHANGED_MESSAGE)
+        self.current = current
+
+
+class NotMatchedOnce(LegacyBadRequest):
+    """A str_replace whose old text is not in the file exactly once."""
+
+    default_message = (
+        "That text is no longer in the file exactly once; reload the file and try again."
+    )
+
+
+@dataclass(frozen=True)
+class Hit:
+    store: Store
+    item: Item  # text is the matching file's contents
+    score: int | None = None
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One file of "Export everything": a name inside the archive and its markdown."""
+
+    name: str
+    text: str
+
+
+def file_version(item: Item) -> Version:
+    """The version a user starts an edit from: update_time and the content hash."""
+    stamp = item.updated.isoformat() if item.updated else ""
+    return Version(stamp, content_hash(item.text or ""))
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def legacy_enabled() -> bool:
+    return bool(settings.LEGACY_STORES_BASE_URL)
+
+
+@functools.cache
+def _client() -> LegacyStoresClient | None:
+    """The process-wide client (one pooled session); calls fit the request's deadline."""
+    return client_from_settings(settings, auth.legacy_app_token, budget.remaining)
+
+
+@functools.cache
+def _backend() -> LegacyBackend:
+    client = _client()
+    if client is None:
+        raise LegacyStoreError("The legacy memory stores are not configured.")
+    stores = parse_store_agents(settings.LEGACY_STORES_AGENTS)
+    return LegacyBackend(client, stores, settings.LEGACY_STORES_SCOPE_TEMPLATE)
+
+
+def reset_caches() -> None:
+    """For tests that change LEGACY_STORES_* settings."""
+    _backend.cache_clear()
+    _client.cache_clear()
+
+
+def subject_of(actor: Actor) -> Subject:
+    """Whose files: the signed-in user, or the user support staff act for. The portal does
+    not know that user's oid, so a scope template using {oid} cannot serve support."""
+    if actor.subject_upn and actor.subject_upn != actor.who.upn:
+        if "{oid}" in settings.LEGACY_STORES_SCOPE_TEMPLATE:
+            raise LegacyStoreError(OID_UNKNOWN)
+        return Subject(actor.subject_upn, "")
+    return Subject(actor.who.upn, actor.who.oid)
+
+
+def _audit(
+    actor: Actor,
+    action: str,
+    store: Store | None,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    error: LegacyStoreError | None = None,
+    reason: str = "",
+) -> None:
+    audit_record(
+        actor.who,
+        action,
+        subject_upn=actor.subject_upn,
+        source=SOURCE,
+        agent_name=(store.agent or "") if store else "",
+        store=store.key if store else "",
+        before=before,
+        after=after,
+        error=error,
+        reason=reason or actor.reason,
+        ticket=actor.ticket,
+    )
+
+
+def _audited[T](actor: Actor, action: str, store: Store, step: Callable[[], T]) -> T:
+    """Runs a step whose failure is audited as `action`'s (success is audited by the caller,
+    which knows the before and after)."""
+    try:
+        return step()
+    except LegacyStoreError as exc:
+        _audit(actor, action, store, error=exc)
+        raise
+
+
+def _store(target: Target) -> Store:
+    return Store(target, _backend().capabilities)
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def legacy_stores(actor: Actor) -> list[Store]:
+    """The configured stores the portal may read, with their capabilities (one store call
+    each, bounded by the configuration). Empty when the source is off."""
+    if not legacy_enabled():
+        return []
+    return [_store(target) for target in _backend().list_targets(subject_of(actor))]
+
+
+def legacy_store(actor: Actor, key: str) -> Store | None:
+    """The configured store named `key` (from a URL or form), or None: no store call."""
+    if not legacy_enabled():
+        return None
+    return next((_store(t) for t in _backend().configured_targets() if t.key == key), None)
+
+
+def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> Page:
+    """One page of the actor's files in `store` (path, description, updated, has_text;
+    no contents), in ONE entries-list call."""
+    return _backend().read_page(subject_of(actor), store.target, page_token)
+
+
+def legacy_file_read(actor: Actor, store: Store, path: str) -> Item:
+    """One file with its contents and `version` (`file_version(...).token()`). Audited as a
+    reveal when support staff read it for someone."""
+    acting_for = bool(actor.subject_upn and actor.subject_upn != actor.who.upn)
+    read = functools.partial(_backend().read_item, subject_of(actor), store.target, path)
+    item = _audited(actor, Action.REVEAL, store, read) if acting_for else read()
+    if acting_for:
+        _audit(actor, Action.REVEAL, store, before=item.text)
+    return replace(item, version=file_version(item).token())
+
+
+def legacy_search(actor: Actor, query: str) -> list[Hit]:
+    """entries:search in every store the portal may read (top_k 50 each), the store's
+    order (best first) kept within a store."""
+    if not legacy_enabled():
+        return []
+    found = _backend().search(subject_of(actor), query)
+    return [Hit(_store(target), item) for target, item in found]
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _current(actor: Actor, action: str, store: Store, path: str) -> Item:
+    """The file just before a write; a failure is audited as the write's."""
+    read = functools.partial(_backend().read_item, subject_of(actor), store.target, path)
+    return _audited(actor, action, store, read)
+
+
+def _check_version(actor: Actor, store: Store, path: str, current: Item, started: Version) -> None:
+    if file_version(current) != started:
+        _audit(actor, Action.EDIT, store, error=LegacyStoreError(CHANGED_MESSAGE, status=409))
+        raise FileChanged(current)
+
+
+def legacy_file_replace(
+    actor: Actor, store: Store, path: str, text: str, started_from: Version
+) -> Item:
+    """replace_all of the whole file, after reading it again and comparing update_time and
+    hash with `started_from` (FileChanged on a mismatch: the source has no precondition,
+    so a change landing between that read and the write is not detected)."""
+    try:
+        current = _current(actor, Action.EDIT, store, path)
+    except LegacyNotFound:
+        raise FileChanged(None) from None
+    _check_version(actor, store, path, current, started_from)
+    backend, subject = _backend(), subject_of(actor)
+    after = _audited(
+        actor, Action.EDIT, store, lambda: backend.replace_item(subject, store.target, path, text)
+    )
+    _audit(actor, Action.EDIT, store, before=current.text, after=after.text)
+    return after
+
+
+def legacy_entry_edit(
+    actor: Actor, store: Store, path: str, old: str, new: str, started_from: Version | None = None
+) -> Item:
+    """str_replace of one entry's text (NotMatchedOnce unless `old` is there exactly once)."""
+    try:
+        current = _current(actor, Action.EDIT, store, path)
+    except LegacyNotFound:
+        raise FileChanged(None) from None
+    if started_from is not None:
+        _check_version(actor, store, path, current, started_from)
+    if not old or (current.text or "").count(old) != 1:
+        raise NotMatchedOnce()
+    backend, subject = _backend(), subject_of(actor)
+    try:
+        after = _audited(
+            actor,
+            Action.EDIT,
+            store,
+            lambda: backend.edit_item(subject, store.target, path, old, new),
+        )
+    except LegacyBadRequest:
+        # Changed between the read and the write: the store found no single match.
+        raise NotMatchedOnce() from None
+    _audit(actor, Action.EDIT, store, before=current.text, after=after.text)
+    return after
+
+
+def legacy_file_delete(actor: Actor, store: Store, path: str) -> Item:
+    """Deletes the file; returns it as it was (contents, description): what Undo needs."""
+    backend, subject = _backend(), subject_of(actor)
+    before = _audited(
+        actor, Action.DELETE_ENTRY, store, lambda: backend.delete_item(subject, store.target, path)
+    )
+    _audit(actor, Action.DELETE_ENTRY, store, before=before.text)
+    return before
+
+
+def legacy_file_restore(actor: Actor, store: Store, item: Item) -> Item:
+    """Undo of a delete: re-creates the path (LegacyConflict if something is there now)."""
+    backend, subject = _backend(), subject_of(actor)
+    after = _audited(
+        actor, Action.UNDO, store, lambda: backend.restore_item(subject, store.target, item)
+    )
+    _audit(actor, Action.UNDO, store, after=after.text)
+    return after
+
+
+def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
+    """Deletes every file of the actor's in `store`; one outcome per file. One event for
+    the store (its reason says how many files, and how many failed)."""
+    backend, subject = _backend(), subject_of(actor)
+    rows = _audited(actor, Action.CLEAR, store, lambda: backend.clear_target(subject, store.target))
+    failed = [row for row in rows if row.result == "failed"]
+    error = LegacyStoreError(f"{len(failed)} of {len(rows)} files failed") if failed else None
+    _audit(actor, Action.CLEAR, store, error=error, reason=f"{len(rows)} files")
+    return rows
+
+
+def legacy_export(actor: Actor, store: Store, path: str | None = None) -> str:
+    """A store (or one file of it) as one markdown document. Audited."""
+    backend, subject = _backend(), subject_of(actor)
+    if path is None:
+        text = _audited(actor, Action.EXPORT, store, lambda: backend.export(subject, store.target))
+    else:
+        item = _audited(
+            actor, Action.EXPORT, store, lambda: backend.read_item(subject, store.target, path)
+        )
+        described = f"\n_{item.description}_\n" if item.description else ""
+        text = f"# {store.target.title}\n\n## {item.key}\n{described}\n{item.text or ''}\n"
+    _audit(actor, Action.EXPORT, store, before=text)
+    return text
+
+
+def legacy_export_all(actor: Actor) -> list[ExportFile]:
+    """One markdown file per store with files, for "Export everything". Audited."""
+    files = []
+    for store in legacy_stores(actor):
+        if not legacy_files(actor, store).items:
+            continue
+        files.append(ExportFile(f"legacy-{store.key}.md", legacy_export(actor, store)))
+    return files
+
+
+def legacy_erase_subject(actor: Actor) -> Erasure:
+    """Support's deletion request (actor.subject_upn) in this source: a row per store
+    (erased / partly / not possible and why) and one for conversations. Audited per store."""
+    try:
+        subject = subject_of(actor)
+    except LegacyStoreError as exc:
+        _audit(actor, Action.ERASE, None, error=exc)
+        return Erasure((Outcome(None, "stores", "not possible", exc.message),))
+    erasure = _backend().erase_subject(subject)
+    for row in erasure.outcomes:
+        if row.target is None:
+            continue
+        failed = row.result != "erased"
+        error = LegacyStoreError(row.reason or row.result) if failed else None
+        _audit(actor, Action.ERASE, _store(row.target), error=error, reason=row.reason)
+    return erasure
+
+
+__all__ = [
+    "SOURCE",
+    "SYSTEM_NOTICE",
+    "ExportFile",
+    "FileChanged",
+    "Hit",
+    "NotMatchedOnce",
+    "Store",
+    "file_version",
+    "legacy_enabled",
+    "legacy_entry_edit",
+    "legacy_erase_subject",
+    "legacy_export",
+    "legacy_export_all",
+    "legacy_file_delete",
+    "legacy_file_read",
+    "legacy_file_replace",
+    "legacy_file_restore",
+    "legacy_files",
+    "legacy_search",
+    "legacy_store",
+    "legacy_store_clear",
+    "legacy_stores",
+    "reset_caches",
+    "subject_of",
+]
