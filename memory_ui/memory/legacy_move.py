@@ -14,11 +14,26 @@ move that failed halfway is resumed by running it again. Every step is audited.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from memory_ui.memory.legacy_ops import Store
-from memory_ui.memory.operations import Actor
+from memory_ui.audit import Action, audit_record
+from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.legacy import LegacyStoreError
+from memory_ui.memory.legacy_ops import (
+    SOURCE,
+    Store,
+    legacy_file_delete,
+    legacy_file_read,
+    legacy_files,
+)
+from memory_ui.memory.operations import Actor, agents_list, memory_append, memory_read
 from memory_ui.memory.targets import Target
+
+ITEM_START = re.compile(r"\s{0,3}(?:[-*+]|\d{1,9}[.)])\s")
+MARKER = re.compile(r"^\s*(?:\\?#+|[-*+]|\d{1,9}[.)]|>)?\s*")
+NOT_FOUND_BACK = "CoreAPI did not show all of the moved text when read back; run the move again."
 
 
 class Step(enum.StrEnum):
@@ -31,6 +46,7 @@ class Result(enum.StrEnum):
     MOVED = "moved"  # appended and verified
     ALREADY_THERE = "already there"  # nothing appended: verified as present
     NOT_VERIFIED = "not verified"  # appended but the read-back misses some text
+    EMPTY = "empty"  # nothing to move
     FAILED = "failed"  # nothing known to be appended (see `reason`)
 
 
@@ -44,6 +60,7 @@ class PlannedFile:
     destination: Target
     new_items: tuple[str, ...]
     present_items: tuple[str, ...]
+    version: str  # the legacy file as planned (file_version token): deleted only unchanged
 
     @property
     def step(self) -> Step:
@@ -79,14 +96,184 @@ class MoveReport:
         return sum(1 for moved in self.files if moved.result == result)
 
 
+def items_of(text: str) -> list[str]:
+    """A file's text as items: each list item with its continuation lines, each paragraph
+    or heading; blank lines separate. The unit of "already there"."""
+    items: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        starts_item = bool(ITEM_START.match(line)) or line.lstrip().startswith("#")
+        if not line.strip() or (starts_item and current):
+            if current:
+                items.append("\n".join(current))
+            current = []
+        if line.strip():
+            current.append(line.rstrip())
+    if current:
+        items.append("\n".join(current))
+    return items
+
+
+def _normal(text: str) -> str:
+    """Text as compared: whitespace collapsed, list and heading markers and the escapes the
+    portal adds to headings (neutralise_entry_headings) left out."""
+    lines = (MARKER.sub("", line) for line in text.splitlines())
+    return " ".join(" ".join(lines).split())
+
+
+def _present(item: str, documents: list[str]) -> bool:
+    wanted = _normal(item)
+    return any(wanted in doc for doc in documents)
+
+
+def _destination(store: Store, agents: list[Agent]) -> Target:
+    """The CoreAPI memory of the store's agent (configuration), when the user has it;
+    otherwise the memory shared with every agent."""
+    agent = next((a for a in agents if store.agent and a.name == store.agent), None)
+    return Target("agent", agent) if agent else Target("user")
+
+
+def _documents(actor: Actor, destination: Target) -> list[str]:
+    """What the agent already reads, normalised: its own memory and the shared one."""
+    targets = [destination] if destination.scope == "user" else [destination, Target("user")]
+    return [_normal(memory_read(actor, target).content_markdown) for target in targets]
+
+
+def _paths(actor: Actor, store: Store) -> list[str]:
+    paths: list[str] = []
+    token: str | None = None
+    while True:
+        page = legacy_files(actor, store, token)
+        paths += [item.key for item in page.items]
+        token = page.next_cursor
+        if token is None:
+            return paths
+
+
 def move_preview(actor: Actor, store: Store, paths: list[str] | None = None) -> MovePlan:
-    """What a move of `paths` (default: every file of the store) would do; no writes."""
-    raise NotImplementedError
+    """What a move of `paths` (default: every file of the store) would do; no writes. One
+    CoreAPI agent list and one or two document reads, then one read per file."""
+    destination = _destination(store, agents_list(actor))
+    documents = _documents(actor, destination)
+    planned, errors = [], []
+    for path in paths if paths is not None else _paths(actor, store):
+        try:
+            item = legacy_file_read(actor, store, path)
+        except LegacyStoreError as exc:
+            errors.append((path, exc.message))
+            continue
+        items = items_of(item.text or "")
+        planned.append(
+            PlannedFile(
+                store=store,
+                path=path,
+                description=item.description,
+                destination=destination,
+                new_items=tuple(i for i in items if not _present(i, documents)),
+                present_items=tuple(i for i in items if _present(i, documents)),
+                version=item.version or "",
+            )
+        )
+    return MovePlan(tuple(planned), tuple(errors))
+
+
+def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
+    failed = moved.result in (Result.FAILED, Result.NOT_VERIFIED)
+    audit_record(
+        actor.who,
+        Action.MOVE,
+        subject_upn=actor.subject_upn,
+        source=SOURCE,
+        agent_name=moved.planned.store.agent or "",
+        store=moved.planned.store.key,
+        before=text,
+        error=LegacyStoreError(moved.reason or moved.result) if failed else None,
+        reason=moved.planned.reason,
+        ticket=actor.ticket,
+    )
+
+
+def _append(actor: Actor, planned: PlannedFile) -> str:
+    """Appends the file's new items; "" when done, else the user-safe reason."""
+    if not planned.new_items:
+        return ""
+    try:
+        memory_append(
+            actor, planned.destination, "\n".join(planned.new_items), reason=planned.reason
+        )
+    except CoreAPIError as exc:
+        return exc.message
+    return ""
+
+
+def _delete_verified(actor: Actor, planned: PlannedFile) -> str:
+    """Deletes the legacy copy unless it changed since it was planned; "" when deleted."""
+    try:
+        current = legacy_file_read(actor, planned.store, planned.path)
+        if current.version != planned.version:
+            return "The legacy file changed after it was moved; run the move again."
+        legacy_file_delete(actor, planned.store, planned.path)
+    except LegacyStoreError as exc:
+        return exc.message
+    return ""
 
 
 def move_run(
-    actor: Actor, store: Store, paths: list[str] | None = None, *, delete_verified: bool = False
+    actor: Actor,
+    store: Store,
+    paths: list[str] | None = None,
+    *,
+    delete_verified: bool = False,
+    progress: Callable[[MovedFile], None] | None = None,
 ) -> MoveReport:
-    """Plans again (never trusts a preview the browser kept), appends, reads back, and
-    deletes the legacy copies verified to be in CoreAPI when `delete_verified`."""
-    raise NotImplementedError
+    """Plans again (never trusts a preview the browser kept), appends each file's new
+    items, reads the destination back once, and deletes the legacy copies verified to be in
+    CoreAPI when `delete_verified`. `progress` is called after each file's append (with
+    its provisional result) so a command can draw a progress bar."""
+    plan = move_preview(actor, store, paths)
+    appended: list[tuple[PlannedFile, str]] = []
+    for planned in plan.files:
+        failure = _append(actor, planned)
+        appended.append((planned, failure))
+        if progress:
+            result = Result.FAILED if failure else Result.MOVED
+            progress(MovedFile(planned, result, reason=failure))
+    documents: list[str] = []
+    read_back_failure = ""
+    if plan.files:  # one destination per store: one read-back for every file
+        try:
+            documents = _documents(actor, plan.files[0].destination)
+        except CoreAPIError as exc:
+            read_back_failure = exc.message
+    report = []
+    for planned, failure in appended:
+        moved = _verify(planned, failure, documents, read_back_failure)
+        if delete_verified and moved.result in (Result.MOVED, Result.ALREADY_THERE):
+            reason = _delete_verified(actor, planned)
+            moved = replace(moved, deleted=not reason, reason=reason)
+        _audit_move(actor, moved, "\n".join(planned.new_items + planned.present_items))
+        report.append(moved)
+    failed = tuple(
+        MovedFile(_unread(store, path), Result.FAILED, reason=m) for path, m in plan.errors
+    )
+    return MoveReport(tuple(report) + failed)
+
+
+def _verify(
+    planned: PlannedFile, failure: str, documents: list[str], read_back_failure: str
+) -> MovedFile:
+    if failure:
+        return MovedFile(planned, Result.FAILED, reason=failure)
+    if read_back_failure:
+        return MovedFile(planned, Result.NOT_VERIFIED, reason=read_back_failure)
+    items = planned.new_items + planned.present_items
+    if not all(_present(item, documents) for item in items):
+        return MovedFile(planned, Result.NOT_VERIFIED, reason=NOT_FOUND_BACK)
+    if planned.step is Step.EMPTY:
+        return MovedFile(planned, Result.EMPTY)
+    result = Result.MOVED if planned.new_items else Result.ALREADY_THERE
+    return MovedFile(planned, result)
+
+
+def _unread(store: Store, path: str) -> PlannedFile:
+    return PlannedFile(store, path, "", Target("user"), (), (), "")
