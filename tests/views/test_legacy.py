@@ -5,7 +5,10 @@ capability in turn; the real adapter and emulator are covered in tests/integrati
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import zipfile
 
 import pytest
 from django.test import Client
@@ -291,3 +294,14 @@ def test_with_every_capability_no_missing_sentence_but_the_version_check(
         assert link in html or capability == Capability.CLEAR_TARGET
         assert missing_sentence(capability) not in html
     assert missing_sentence(Capability.CONDITIONAL_WRITE) in html
+
+
+def test_export_everything_includes_the_legacy_files(alice: Client, legacy) -> None:
+    response = alice.get(reverse("export_everything"))
+
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    legacy_file = f"legacy/legacy-{TRAVEL}.md"
+    assert "aisle" in archive.read(legacy_file).decode()
+    manifest = json.loads(archive.read("manifest.json"))
+    assert [f["path"] for f in manifest["other_files"]] == [legacy_file]
+    assert legacy_file not in [f["path"] for f in manifest["files"]]
