@@ -305,3 +305,21 @@ def test_export_everything_includes_the_legacy_files(alice: Client, legacy) -> N
     manifest = json.loads(archive.read("manifest.json"))
     assert [f["path"] for f in manifest["other_files"]] == [legacy_file]
     assert legacy_file not in [f["path"] for f in manifest["files"]]
+
+
+def test_search_covers_the_legacy_files_and_links_to_each(alice: Client, legacy) -> None:
+    html = alice.get(reverse("search"), {"q": "aisle seats"}).content.decode()
+
+    assert "Legacy memory stores" in html
+    assert f"{url('legacy_file')}?path={PREFS}" in html
+    assert "<mark>aisle seats</mark>" in html
+    assert "berlin" not in html.lower()
+
+
+def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
+    alice: Client, legacy
+) -> None:
+    by_reason = alice.get(reverse("search"), {"q": "aisle", "reason": "x"}).content.decode()
+
+    assert PREFS not in by_reason
+    assert legacy.calls == []
