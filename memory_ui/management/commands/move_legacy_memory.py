@@ -1,0 +1,165 @@
+"""`manage.py move_legacy_memory --store NAME --users FILE [--dry-run] [--delete-verified]`:
+the move into CoreAPI (memory_ui.memory.legacy_move) for many people, by an operator.
+
+The command acts as the portal's service principal: CoreAPI's support path (app token with
+X-USER-IDENTITY for each user, as support staff's requests do) and the legacy stores with
+the portal's own token. Every step is audited with the operator as the actor. Running it
+again adds nothing; a run that failed halfway is resumed by running it again.
+"""
+
+from __future__ import annotations
+
+import getpass
+from argparse import ArgumentParser
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
+
+from memory_ui import auth
+from memory_ui.coreapi import CallerAuth, CoreAPIError, UserIdentity
+from memory_ui.identity import Identity
+from memory_ui.legacy import LegacyStoreError, parse_store_agents
+from memory_ui.memory.legacy_move import Result, Step, move_preview, move_run
+from memory_ui.memory.legacy_ops import Store, legacy_enabled, legacy_store
+from memory_ui.memory.operations import Actor
+
+REASON = "Legacy store turn-down (manage.py move_legacy_memory)"
+BAR_WIDTH = 30
+COLUMNS = ("user", "files", "moved", "already there", "not verified", "failed", "deleted")
+DRY_COLUMNS = ("user", "files", "to move", "already there", "items new", "errors")
+
+
+@dataclass
+class Row:
+    upn: str
+    cells: tuple[str, ...]
+    failed: bool
+
+
+def read_users(path: Path) -> list[str]:
+    """One UPN a line; blank lines and # comments ignored; each user once, lower case."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
+    users: list[str] = []
+    for number, line in enumerate(lines, 1):
+        upn = line.split("#", 1)[0].strip().lower()
+        if not upn:
+            continue
+        if "@" not in upn or any(ch.isspace() for ch in upn):
+            raise CommandError(f"{path}:{number}: {upn!r} is not a UPN")
+        if upn not in users:
+            users.append(upn)
+    return users
+
+
+def operator() -> Identity:
+    """Who the audit names: the portal's service principal, run by this OS user."""
+    user = getpass.getuser()
+    return Identity(
+        oid=settings.ENTRA_CLIENT_ID,
+        tid="",
+        upn=f"operator:{user}",
+        name=f"{user} (move_legacy_memory)",
+        roles=(settings.SUPPORT_ROLE,),
+        home_account_id="",
+    )
+
+
+def actor_for(who: Identity, upn: str, token: str) -> Actor:
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    return Actor(who, CallerAuth(access_token=token, user_identity=identity), upn, reason=REASON)
+
+
+def progress_bar(out: OutputWrapper, done: int, total: int, label: str) -> None:
+    """One line, redrawn in place on a terminal; a line per step otherwise (logs)."""
+    filled = BAR_WIDTH * done // total if total else BAR_WIDTH
+    line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} {label}"
+    if out.isatty():
+        out.write(f"\r\x1b[2K{line}", ending="\n" if done == total else "")
+    else:
+        out.write(line)
+    out.flush()
+
+
+def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(columns, *rows, strict=True)]
+    lines = [columns, tuple("-" * w for w in widths), *rows]
+    return "\n".join(
+        "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    )
+
+
+class Command(BaseCommand):
+    help = "Move people's files of a legacy memory store into CoreAPI, verified."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--store", required=True, help="The store's full name or its agent.")
+        parser.add_argument(
+            "--users", required=True, type=Path, help="A file with one UPN per line."
+        )
+        parser.add_argument("--dry-run", action="store_true", help="Preview only; no writes.")
+        parser.add_argument(
+            "--delete-verified",
+            action="store_true",
+            help="Delete the legacy copies whose move was verified by reading CoreAPI back.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not legacy_enabled():
+            raise CommandError("The legacy stores are off (LEGACY_STORES_BASE_URL is empty).")
+        users = read_users(options["users"])
+        try:
+            token = auth.app_token()
+        except auth.SignInFailed as exc:
+            raise CommandError(f"The portal got no CoreAPI app token: {exc}") from exc
+        who = operator()
+        name, dry = options["store"], options["dry_run"]
+        # Which store is configuration, the same for every user: looked up once.
+        lookup = actor_for(who, who.upn, token)
+        agents = parse_store_agents(settings.LEGACY_STORES_AGENTS)
+        store = legacy_store(lookup, name) or legacy_store(lookup, agents.get(name, ""))
+        if store is None:
+            raise CommandError(f"{name} is not a configured legacy store (LEGACY_STORES_AGENTS).")
+        rows: list[Row] = []
+        for done, upn in enumerate(users, 1):
+            rows.append(
+                self._one(actor_for(who, upn, token), store, dry, options["delete_verified"])
+            )
+            progress_bar(self.stderr, done, len(users), upn)
+        columns = DRY_COLUMNS if dry else COLUMNS
+        self.stdout.write(table(columns, [(row.upn, *row.cells) for row in rows]))
+        failed = [row.upn for row in rows if row.failed]
+        if failed:
+            raise CommandError(f"{len(failed)} of {len(rows)} users not done; run again to resume.")
+
+    def _one(self, actor: Actor, store: Store, dry: bool, delete: bool) -> Row:
+        upn = actor.subject_upn or ""
+        try:
+            if dry:
+                plan = move_preview(actor, store)
+                steps = [f.step for f in plan.files]
+                return Row(
+                    upn,
+                    (
+                        str(len(plan.files) + len(plan.errors)),
+                        str(steps.count(Step.MOVE)),
+                        str(steps.count(Step.ALREADY_THERE)),
+                        str(sum(len(f.new_items) for f in plan.files)),
+                        str(len(plan.errors)),
+                    ),
+                    bool(plan.errors),
+                )
+            report = move_run(actor, store, delete_verified=delete)
+        except (CoreAPIError, LegacyStoreError) as exc:
+            return Row(upn, ("?", "", "", "", f"error: {exc.message}", ""), True)
+        counts = [report.count(r) for r in (Result.MOVED, Result.ALREADY_THERE)]
+        bad = [report.count(r) for r in (Result.NOT_VERIFIED, Result.FAILED)]
+        deleted = sum(1 for f in report.files if f.deleted)
+        cells = (str(len(report.files)), *map(str, counts), *map(str, bad), str(deleted))
+        return Row(upn, cells, any(bad))
