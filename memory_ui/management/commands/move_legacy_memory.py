@@ -157,7 +157,8 @@ class Command(BaseCommand):
                 )
             report = move_run(actor, store, delete_verified=delete)
         except (CoreAPIError, LegacyStoreError) as exc:
-            return Row(upn, ("?", "", "", "", f"error: {exc.message}", ""), True)
+            error = ("?", "", "", "", f"error: {exc.message}")
+            return Row(upn, error if dry else (*error, ""), True)
         counts = [report.count(r) for r in (Result.MOVED, Result.ALREADY_THERE)]
         bad = [report.count(r) for r in (Result.NOT_VERIFIED, Result.FAILED)]
         deleted = sum(1 for f in report.files if f.deleted)

@@ -1,0 +1,233 @@
+"""The legacy store steps (memory_ui.memory.legacy_ops) against the legacy store emulator,
+with the portal's real service-principal token: scope from the verified identity, every
+change audited with its source."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from devstack.serve import RunningServer
+from memory_ui.coreapi import CallerAuth, UserIdentity
+from memory_ui.identity import Identity
+from memory_ui.legacy import LegacyConflict, LegacyForbidden
+from memory_ui.memory import legacy_ops as ops
+from memory_ui.memory.backends import Capability
+from memory_ui.memory.legacy_backend import CONVERSATIONS_REASON, FORBIDDEN_REASON
+from memory_ui.memory.operations import Actor, Version
+from memory_ui.models import AuditEvent
+
+TRAVEL = "main.agents.travel_planner_memory"
+HELPDESK = "main.agents.it_helpdesk_memory"
+BENEFITS = "main.agents.benefits_assistant_memory"
+FINANCE = "main.finance.finance_insights_memory"
+ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
+CAROL = Identity(
+    "ca201000-0000-4000-8000-000000000003",
+    "t",
+    "carol@contoso.com",
+    "Carol",
+    ("Memory.Support",),
+    "",
+)
+
+
+@pytest.fixture
+def legacy(settings, portal_identity, fresh_legacy: RunningServer, db) -> Iterator[None]:
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    settings.LEGACY_STORES_AGENTS = (
+        f'{{"travel-planner": "{TRAVEL}", "it-helpdesk": "{HELPDESK}",'
+        f' "benefits-assistant": "{BENEFITS}", "finance-insights": "{FINANCE}"}}'
+    )
+    ops.reset_caches()
+    yield
+    ops.reset_caches()
+
+
+@pytest.fixture
+def alice(legacy) -> Actor:
+    # The CoreAPI credentials are not used by these steps.
+    return Actor(ALICE, CallerAuth(access_token="unused"))
+
+
+@pytest.fixture
+def carol_for_alice(legacy) -> Actor:
+    upn = "alice@contoso.com"
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    return Actor(
+        CAROL, CallerAuth("unused", identity), upn, reason="Deletion request", ticket="T-1"
+    )
+
+
+def _store(actor: Actor, key: str) -> ops.Store:
+    store = ops.legacy_store(actor, key)
+    assert store is not None
+    return store
+
+
+def _events(action: str) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(action=action).order_by("id"))
+
+
+def test_stores_are_the_readable_configured_ones_with_capabilities(alice: Actor) -> None:
+    stores = ops.legacy_stores(alice)
+
+    assert [s.key for s in stores] == [TRAVEL, HELPDESK, BENEFITS]  # finance: no READ
+    assert all(s.allows(Capability.EDIT_ITEM) for s in stores)
+    assert not stores[0].allows(Capability.CONDITIONAL_WRITE)
+    assert "version check" in stores[0].missing(Capability.CONDITIONAL_WRITE)
+
+
+def test_a_store_key_from_the_browser_is_only_looked_up_in_configuration(alice: Actor) -> None:
+    assert ops.legacy_store(alice, TRAVEL) is not None
+    assert ops.legacy_store(alice, "main.agents.someone_elses_store") is None
+
+
+def test_off_when_no_base_url(alice: Actor, settings) -> None:
+    settings.LEGACY_STORES_BASE_URL = ""
+    ops.reset_caches()
+
+    assert ops.legacy_stores(alice) == []
+    assert ops.legacy_store(alice, TRAVEL) is None
+    assert ops.legacy_search(alice, "aisle") == []
+
+
+def test_files_page_has_metadata_without_contents(alice: Actor) -> None:
+    page = ops.legacy_files(alice, _store(alice, TRAVEL))
+
+    assert [i.key for i in page.items] == [
+        "/memories/preferences.md",
+        "/memories/profile.md",
+        "/memories/trips/2026-06-berlin.md",
+    ]
+    assert all(i.text is None and i.has_text and i.updated for i in page.items)
+    assert page.items[0].description == "Seat, flight and hotel preferences"
+
+
+def test_replace_checks_the_version_and_is_audited(alice: Actor) -> None:
+    store = _store(alice, TRAVEL)
+    item = ops.legacy_file_read(alice, store, "/memories/profile.md")
+    started = Version.parse(item.version or "")
+    assert started is not None
+
+    after = ops.legacy_file_replace(alice, store, "/memories/profile.md", "- UTC+1\n", started)
+
+    assert after.text == "- UTC+1\n"
+    event = _events("edit")[-1]
+    assert (event.source, event.agent_name, event.agent_object_id) == (
+        "legacy",
+        "travel-planner",
+        TRAVEL,
+    )
+    assert event.outcome == "ok" and event.bytes_after == len("- UTC+1\n")
+    with pytest.raises(ops.FileChanged) as changed:  # the version the user began from is gone
+        ops.legacy_file_replace(alice, store, "/memories/profile.md", "- mine\n", started)
+    assert changed.value.current is not None and changed.value.current.text == "- UTC+1\n"
+    assert ops.legacy_file_read(alice, store, "/memories/profile.md").text == "- UTC+1\n"
+    assert _events("edit")[-1].outcome == "error"
+
+
+def test_entry_edit_needs_exactly_one_match(alice: Actor) -> None:
+    store = _store(alice, TRAVEL)
+    path = "/memories/preferences.md"
+
+    with pytest.raises(ops.NotMatchedOnce):
+        ops.legacy_entry_edit(alice, store, path, "not in the file", "x")
+    after = ops.legacy_entry_edit(alice, store, path, "aisle seats", "window seats")
+
+    assert "window seats" in (after.text or "") and "aisle" not in (after.text or "")
+    assert ops.NotMatchedOnce.portal_status == 400
+
+
+def test_delete_then_undo_and_undo_never_overwrites(alice: Actor) -> None:
+    store = _store(alice, HELPDESK)
+    before = ops.legacy_file_read(alice, store, "/memories/devices.md")
+
+    deleted = ops.legacy_file_delete(alice, store, "/memories/devices.md")
+    assert ops.legacy_files(alice, store).items == ()
+    restored = ops.legacy_file_restore(alice, store, deleted)
+
+    assert (restored.text, restored.description) == (before.text, before.description)
+    with pytest.raises(LegacyConflict):
+        ops.legacy_file_restore(alice, store, deleted)
+    assert [e.outcome for e in _events("delete-entry")] == ["ok"]
+    assert [e.outcome for e in _events("undo")] == ["ok", "error"]
+    assert _events("undo")[-1].error_status == 409
+
+
+def test_clear_gives_per_file_results(alice: Actor) -> None:
+    rows = ops.legacy_store_clear(alice, _store(alice, BENEFITS))  # READ only: deletes refused
+
+    assert [(r.key, r.result) for r in rows] == [("/memories/enrolment.md", "failed")]
+    assert _events("clear")[-1].outcome == "error"
+    rows = ops.legacy_store_clear(alice, _store(alice, TRAVEL))
+    assert {r.result for r in rows} == {"erased"} and len(rows) == 3
+    assert ops.legacy_files(alice, _store(alice, TRAVEL)).items == ()
+
+
+def test_a_store_the_portal_may_not_read_is_refused_with_forbidden(alice: Actor) -> None:
+    with pytest.raises(LegacyForbidden) as refused:
+        ops.legacy_files(alice, _store(alice, FINANCE))
+    assert refused.value.portal_status == 403
+
+
+def test_search_covers_every_readable_store(alice: Actor) -> None:
+    hits = ops.legacy_search(alice, "ThinkPad aisle")
+
+    assert {(h.store.key, h.item.key) for h in hits} == {
+        (TRAVEL, "/memories/preferences.md"),
+        (HELPDESK, "/memories/devices.md"),
+    }
+
+
+def test_export_a_file_a_store_and_everything(alice: Actor) -> None:
+    store = _store(alice, TRAVEL)
+
+    one = ops.legacy_export(alice, store, "/memories/profile.md")
+    assert "## /memories/profile.md" in one and "Pacific Time" in one
+    assert "Berlin" not in one
+    everything = ops.legacy_export_all(alice)
+    assert [f.name for f in everything] == [f"legacy-{k}.md" for k in (TRAVEL, HELPDESK, BENEFITS)]
+    assert "Hotel Adlon" in everything[0].text
+    assert {e.source for e in _events("export")} == {"legacy"}
+
+
+def test_support_reads_are_audited_as_reveals(carol_for_alice: Actor) -> None:
+    store = _store(carol_for_alice, TRAVEL)
+
+    item = ops.legacy_file_read(carol_for_alice, store, "/memories/profile.md")
+
+    assert "Pacific" in (item.text or "")
+    event = _events("reveal")[-1]
+    assert (event.actor_upn, event.subject_upn, event.actor_is_support) == (
+        "carol@contoso.com",
+        "alice@contoso.com",
+        True,
+    )
+    assert (event.reason, event.ticket, event.source) == ("Deletion request", "T-1", "legacy")
+
+
+def test_erasure_has_a_row_per_store_and_for_conversations(carol_for_alice: Actor) -> None:
+    erasure = ops.legacy_erase_subject(carol_for_alice)
+
+    rows = {(o.key, o.result, o.reason) for o in erasure.outcomes}
+    assert (TRAVEL, "erased", "3 files") in rows
+    assert (BENEFITS, "partly", "1 files") in rows
+    assert (FINANCE, "not possible", FORBIDDEN_REASON) in rows
+    assert erasure.outcomes[-1].result == "not possible"
+    assert erasure.outcomes[-1].reason == CONVERSATIONS_REASON
+    assert ops.legacy_files(carol_for_alice, _store(carol_for_alice, TRAVEL)).items == ()
+    events = {(e.agent_object_id, e.outcome) for e in _events("erase")}
+    assert events == {(TRAVEL, "ok"), (HELPDESK, "ok"), (BENEFITS, "error"), (FINANCE, "error")}
+
+
+def test_erasure_with_an_oid_scope_template_is_not_possible_for_support(
+    carol_for_alice: Actor, settings
+) -> None:
+    settings.LEGACY_STORES_SCOPE_TEMPLATE = "user-{oid}"
+
+    erasure = ops.legacy_erase_subject(carol_for_alice)
+
+    assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.OID_UNKNOWN)]
+    assert _events("erase")[-1].outcome == "error"
