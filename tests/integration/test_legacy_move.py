@@ -1,0 +1,240 @@
+"""The move from the legacy stores into CoreAPI (memory_ui.memory.legacy_move) and
+`manage.py move_legacy_memory`, against both emulators over HTTP with real tokens."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from devstack.coreapi import Faults
+from devstack.coreapi.app import emulator
+from devstack.serve import RunningServer
+from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import client as coreapi_client
+from memory_ui.identity import Identity
+from memory_ui.memory import legacy_ops as ops
+from memory_ui.memory.legacy_move import MovedFile, Result, Step, move_preview, move_run
+from memory_ui.memory.operations import Actor, memory_read
+from memory_ui.memory.targets import Target
+from memory_ui.models import AuditEvent
+
+TRAVEL = "main.agents.travel_planner_memory"
+HELPDESK = "main.agents.it_helpdesk_memory"
+ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
+PREFERENCES, PROFILE, BERLIN = (
+    "/memories/preferences.md",
+    "/memories/profile.md",
+    "/memories/trips/2026-06-berlin.md",
+)
+
+
+@pytest.fixture
+def portal_coreapi(fresh_coreapi: RunningServer) -> RunningServer:
+    return fresh_coreapi
+
+
+@pytest.fixture
+def legacy(db, settings, portal, fresh_legacy: RunningServer) -> Iterator[None]:
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    settings.COREAPI_GET_RETRIES = 0
+    ops.reset_caches()
+    yield
+    ops.reset_caches()
+
+
+@pytest.fixture
+def alice(legacy, coreapi_tokens) -> Actor:
+    return Actor(ALICE, CallerAuth(coreapi_tokens.delegated("alice@contoso.com")))
+
+
+@pytest.fixture
+def faults(fresh_coreapi: RunningServer) -> Iterator[Faults]:
+    coreapi_client.get_client.cache_clear()
+    app = emulator(fresh_coreapi)
+    app.faults = Faults()
+    yield app.faults
+    app.faults = Faults()
+
+
+def _travel(actor: Actor) -> ops.Store:
+    store = ops.legacy_store(actor, TRAVEL)
+    assert store is not None
+    return store
+
+
+def _agent_memory(actor: Actor, settings, agent: str = "travel-planner") -> str:
+    oid = agent_object_id(settings.COREAPI_INSTANCE_ID, agent)
+    memory = coreapi_client.get_client().get_memory(actor.auth, "agent", oid)
+    return memory.content_markdown
+
+
+def _results(report) -> dict[str, Result]:
+    return {moved.planned.path: moved.result for moved in report.files}
+
+
+def test_preview_says_where_each_text_goes_and_what_is_already_there(alice: Actor) -> None:
+    plan = move_preview(alice, _travel(alice))
+
+    files = {f.path: f for f in plan.files}
+    assert {f.destination.key for f in plan.files} == {"agent:travel-planner"}
+    prefs = files[PREFERENCES]
+    assert prefs.step is Step.MOVE
+    assert prefs.present_items == (
+        "- Prefers aisle seats and morning flights; loyalty: Alaska Mileage Plan.",
+    )
+    assert prefs.new_items == ("- Vegetarian meals on flights longer than three hours.",)
+    assert files[PROFILE].step is Step.ALREADY_THERE  # in the memory shared with every agent
+    assert files[BERLIN].step is Step.MOVE and len(files[BERLIN].new_items) == 2
+    assert prefs.reason == f"Moved from {TRAVEL} {PREFERENCES}"
+    assert plan.errors == ()
+
+
+def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
+    alice: Actor, settings
+) -> None:
+    before = _agent_memory(alice, settings)
+
+    report = move_run(alice, _travel(alice))
+
+    assert _results(report) == {
+        PREFERENCES: Result.MOVED,
+        PROFILE: Result.ALREADY_THERE,
+        BERLIN: Result.MOVED,
+    }
+    after = _agent_memory(alice, settings)
+    assert after.count("Vegetarian meals") == 1 and after.count("Hotel Adlon") == 1
+    assert after.count("aisle seats") == before.count("aisle seats") == 1
+    assert f"Moved from {TRAVEL} {BERLIN}" in after  # CoreAPI keeps the append's reason
+
+    again = move_run(alice, _travel(alice))
+
+    assert set(_results(again).values()) == {Result.ALREADY_THERE}
+    assert _agent_memory(alice, settings) == after
+    moves = AuditEvent.objects.filter(action="move", source="legacy")
+    assert moves.count() == 6 and {m.outcome for m in moves} == {"ok"}
+    assert AuditEvent.objects.filter(action="append", source="coreapi").count() == 2
+    assert ops.legacy_files(alice, _travel(alice)).items  # nothing deleted unless asked
+
+
+def test_a_failure_halfway_is_resumed_by_running_again(
+    alice: Actor, settings, faults: Faults
+) -> None:
+    def fail_after_the_first(moved: MovedFile) -> None:
+        faults.path_regex = "memory/append"
+        faults.error_rate = 1.0
+
+    report = move_run(alice, _travel(alice), progress=fail_after_the_first)
+
+    assert _results(report) == {
+        PREFERENCES: Result.MOVED,
+        PROFILE: Result.ALREADY_THERE,
+        BERLIN: Result.FAILED,
+    }
+    assert "Hotel Adlon" not in _agent_memory(alice, settings)
+    failed = AuditEvent.objects.filter(action="move", outcome="error")
+    assert failed.count() == 1 and failed.get().reason == f"Moved from {TRAVEL} {BERLIN}"
+    faults.error_rate = 0.0
+
+    resumed = move_run(alice, _travel(alice))
+
+    assert _results(resumed)[BERLIN] is Result.MOVED
+    assert _results(resumed)[PREFERENCES] is Result.ALREADY_THERE
+    text = _agent_memory(alice, settings)
+    assert text.count("Vegetarian meals") == 1 and text.count("Hotel Adlon") == 1
+
+
+def test_delete_only_the_verified_copies_when_asked(alice: Actor, faults: Faults) -> None:
+    def fail_after_the_first(moved: MovedFile) -> None:
+        faults.path_regex = "memory/append"
+        faults.error_rate = 1.0
+
+    report = move_run(alice, _travel(alice), delete_verified=True, progress=fail_after_the_first)
+
+    assert {m.planned.path: m.deleted for m in report.files} == {
+        PREFERENCES: True,
+        PROFILE: True,
+        BERLIN: False,  # its append failed: the legacy copy stays
+    }
+    assert [i.key for i in ops.legacy_files(alice, _travel(alice)).items] == [BERLIN]
+    assert AuditEvent.objects.filter(action="delete-entry", source="legacy").count() == 2
+
+
+def test_move_of_one_file(alice: Actor, settings) -> None:
+    report = move_run(alice, _travel(alice), [BERLIN])
+
+    assert _results(report) == {BERLIN: Result.MOVED}
+    assert "Vegetarian meals" not in _agent_memory(alice, settings)
+
+
+def test_without_the_agent_the_text_goes_to_the_shared_memory(
+    alice: Actor, settings, coreapi_tokens
+) -> None:
+    settings.LEGACY_STORES_AGENTS = f'{{"no-such-agent": "{HELPDESK}"}}'
+    ops.reset_caches()
+    store = ops.legacy_store(alice, HELPDESK)
+    assert store is not None
+
+    report = move_run(alice, store)
+
+    assert _results(report) == {"/memories/devices.md": Result.MOVED}
+    shared = memory_read(alice, Target("user")).content_markdown
+    assert "ThinkPad X1 Carbon" in shared
+
+
+def _users(tmp_path: Path, *upns: str) -> Path:
+    path = tmp_path / "users.txt"
+    path.write_text("# people to move\n" + "\n".join(upns) + "\n\n", encoding="utf-8")
+    return path
+
+
+def _command(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("move_legacy_memory", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_command_dry_run_then_real_run_then_again(legacy, tmp_path: Path, settings) -> None:
+    users = _users(tmp_path, "alice@contoso.com", "Bob@contoso.com")
+
+    out, err = _command("--store", "it-helpdesk", "--users", str(users), "--dry-run")
+
+    assert out.splitlines()[0].split() == [
+        "user",
+        "files",
+        "to",
+        "move",
+        "already",
+        "there",
+        "items",
+        "new",
+        "errors",
+    ]
+    # alice's CoreAPI it-helpdesk memory already has her laptop: one item of two is new
+    assert out.splitlines()[2].split() == ["alice@contoso.com", "1", "1", "0", "1", "0"]
+    assert out.splitlines()[3].split() == ["bob@contoso.com", "2", "2", "0", "2", "0"]
+    assert "2/2 bob@contoso.com" in err.splitlines()[-1]
+    assert not AuditEvent.objects.filter(action__in=("append", "move")).exists()
+
+    out, _ = _command("--store", HELPDESK, "--users", str(users), "--delete-verified")
+
+    assert out.splitlines()[2].split() == ["alice@contoso.com", "1", "1", "0", "0", "0", "1"]
+    assert out.splitlines()[3].split() == ["bob@contoso.com", "2", "2", "0", "0", "0", "2"]
+    moves = AuditEvent.objects.filter(action="move")
+    assert {(m.actor_upn.startswith("operator:"), m.actor_is_support) for m in moves} == {
+        (True, True)
+    }
+
+    out, _ = _command("--store", HELPDESK, "--users", str(users))
+    assert out.splitlines()[2].split() == ["alice@contoso.com", "0", "0", "0", "0", "0", "0"]
+
+
+def test_command_refuses_an_unknown_store_and_a_bad_users_file(legacy, tmp_path: Path) -> None:
+    users = _users(tmp_path, "alice@contoso.com")
+    with pytest.raises(CommandError, match="not a configured legacy store"):
+        _command("--store", "main.agents.nope", "--users", str(users))
+    with pytest.raises(CommandError, match="is not a UPN"):
+        _command("--store", HELPDESK, "--users", str(_users(tmp_path, "not a upn")))
