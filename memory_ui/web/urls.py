@@ -12,6 +12,7 @@ from memory_ui.web.views import (
     entry,
     legacy,
     legacy_changes,
+    legacy_move,
     news,
     pages,
     restore,
@@ -98,6 +99,7 @@ urlpatterns = [
     path(f"{legacy_store}/delete", legacy_changes.delete, name="legacy_delete"),
     path(f"{legacy_store}/undo", legacy_changes.undo, name="legacy_undo"),
     path(f"{legacy_store}/clear", legacy_changes.clear, name="legacy_clear"),
+    path(f"{legacy_store}/move", legacy_move.move, name="legacy_move"),
     # search across every memory
     path("search", search_views.search, name="search"),
     path("whats-new", news.whats_new_page, name="whats_new"),

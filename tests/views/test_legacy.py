@@ -323,3 +323,41 @@ def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
 
     assert PREFS not in by_reason
     assert legacy.calls == []
+
+
+# --- move into CoreAPI ---------------------------------------------------------------------
+
+
+def test_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -> None:
+    fake.put("# Travel\n\n- Vegan\n", agent="travel-planner")  # one item is already there
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert "Prefers aisle seats" in preview and "already there, skipped" in preview
+    assert f"Moved from {TRAVEL} {PREFS}" in preview
+    assert "aisle" not in fake.text("travel-planner")  # a preview writes nothing
+
+    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    html = done.content.decode()
+    assert done.status_code == 200 and "The move is done" in html
+    assert "the legacy copy is deleted" in html
+    assert "Prefers aisle seats" in fake.text("travel-planner")
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Prefers aisle seats\n- Vegan")
+    before = fake.text("travel-planner")
+    again = alice.post(url("legacy_move"), {"path": PREFS}).content.decode()
+    assert "already there" in again
+    assert fake.text("travel-planner") == before
+    assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
+
+
+def test_move_without_delete_capability_says_why_and_keeps_the_copies(
+    alice: Client, legacy, fake
+) -> None:
+    legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
+    preview = alice.get(url("legacy_move")).content.decode()
+
+    assert missing_sentence(Capability.DELETE_ITEM) in preview
+    assert 'name="delete_verified"' not in preview
+    alice.post(url("legacy_move"), {"delete_verified": "on"})
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2

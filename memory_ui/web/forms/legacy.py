@@ -78,3 +78,17 @@ class LegacyUndoForm(forms.Form):
 
 class LegacyClearForm(PhraseConfirmation):
     PHRASE = LEGACY_CLEAR_PHRASE
+
+
+class LegacyMoveForm(forms.Form):
+    """A move into CoreAPI: one file (`path`) or, without it, every file of the store; the
+    legacy copies verified in CoreAPI are deleted only when `delete_verified` is ticked."""
+
+    path = forms.CharField(max_length=MAX_PATH, strip=False, required=False)
+    delete_verified = forms.BooleanField(required=False)
+
+    def clean_path(self) -> str:
+        path = self.cleaned_data["path"]
+        if path and (not path.startswith(PATH_PREFIX) or len(path) == len(PATH_PREFIX)):
+            raise forms.ValidationError("Not a memory file path.", code="path")
+        return path

@@ -140,6 +140,7 @@ def file(request: HtmxHttpRequest, key: str) -> HttpResponse:
             edit_url=file_url(found, path, "legacy_edit"),
             entry_url=file_url(found, path, "legacy_entry"),
             export_url=file_url(found, path, "legacy_export"),
+            move_url=file_url(found, path, "legacy_move"),
         )
     return render_page(request, "memory_ui/legacy/file.html", "contents", context, status)
 
