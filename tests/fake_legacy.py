@@ -95,7 +95,13 @@ class FakeLegacyBackend:
         return rows
 
     def erase_subject(self, subject: Subject) -> Erasure:
-        return Erasure(())
+        """As the adapter answers: a row per store, then one for conversations."""
+        rows = [
+            Outcome(t, t.key, "erased", f"{len(self.clear_target(subject, t))} files")
+            for t in self.configured_targets()
+        ]
+        rows.append(Outcome(None, "conversations", "not possible", "Cannot be listed."))
+        return Erasure(tuple(rows))
 
     def export(self, subject: Subject, target: Target) -> str:
         files = self._files(subject, target)

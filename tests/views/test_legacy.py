@@ -361,3 +361,44 @@ def test_move_without_delete_capability_says_why_and_keeps_the_copies(
     assert 'name="delete_verified"' not in preview
     alice.post(url("legacy_move"), {"delete_verified": "on"})
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2
+
+
+# --- support's deletion request covers every source ----------------------------------------
+
+
+def test_a_deletion_request_for_everything_covers_the_legacy_stores(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    archive = export(carol, request_url)
+    assert "aisle" in archive.read(f"legacy/legacy-{TRAVEL}.md").decode()
+
+    cleared = clear(carol, request_url)
+    assert cleared.status_code == 302
+    result = carol.get(cleared["Location"]).content.decode()
+
+    assert legacy.files[(TRAVEL, ALICE)] == {}
+    assert "Other memory systems" in result
+    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>erased</td>", result)
+    assert "<td>not possible</td>" in result and "Cannot be listed." in result
+    assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
+
+
+def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol, scopes=["agent:travel-planner"])
+    assert not [n for n in export(carol, request_url).namelist() if n.startswith("legacy/")]
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2
+    assert "Other memory systems" not in result
+
+
+def test_the_legacy_stores_are_support_only_for_support(alice: Client, legacy) -> None:
+    """An end user's legacy pages show only their own scope; support URLs stay 403."""
+    assert alice.get("/support/").status_code == 403
