@@ -397,8 +397,3 @@ def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
 
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2
     assert "Other memory systems" not in result
-
-
-def test_the_legacy_stores_are_support_only_for_support(alice: Client, legacy) -> None:
-    """An end user's legacy pages show only their own scope; support URLs stay 403."""
-    assert alice.get("/support/").status_code == 403
