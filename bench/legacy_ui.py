@@ -3,7 +3,7 @@
 The devstack (IdP, CoreAPI emulator, legacy store emulator) and two portals under gunicorn
 start here in a temporary folder: one with the legacy source on, one with it off
 (LEGACY_STORES_BASE_URL empty), both signed in as alice through the IdP. Interleaved,
-`--tries` times each (medians):
+`--tries` times each, in a new random order each round (medians):
 
 - dashboard: the dashboard's first paint (GET /, the HTML the browser paints first) with
   the legacy source on vs off. The legacy section loads after it, when it scrolls into
@@ -18,6 +18,7 @@ start here in a temporary folder: one with the legacy source on, one with it off
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
@@ -94,8 +95,12 @@ def run(legacy_url: str, token: str, on: str, off: str, ca: str, tries: int) -> 
     for call, _ in steps.values():  # warm: sign-in token caches, connections, templates
         for _ in range(3):
             call().raise_for_status()
+    order = list(steps.values())
     for _ in range(tries):
-        for call, times in steps.values():
+        # A new order each round: no step always follows the same one (the store page's
+        # work would otherwise land on whichever request comes next on that portal).
+        random.shuffle(order)
+        for call, times in order:
             timed(call, times)
     ms = {name: statistics.median(times) * 1000 for name, (_, times) in steps.items()}
     print(f"{tries} tries each, medians")
