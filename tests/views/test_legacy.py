@@ -397,3 +397,12 @@ def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
 
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2
     assert "Other memory systems" not in result
+
+
+def test_store_list_escapes_hostile_paths_and_descriptions(alice: Client, legacy) -> None:
+    legacy.put("travel-planner", ALICE, '/memories/"><b>x.md', "x", "<img src=x onerror=alert(1)>")
+
+    html = alice.get(url("legacy_store")).content.decode()
+
+    assert "<img src=x" not in html and '"><b>' not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
