@@ -19,6 +19,12 @@ TRAVEL = "main.agents.travel_planner_memory"
 
 
 @pytest.fixture
+def portal_coreapi(fresh_coreapi: RunningServer) -> RunningServer:
+    """These tests move memory into CoreAPI: an emulator of their own."""
+    return fresh_coreapi
+
+
+@pytest.fixture
 def legacy_on(live_portal: str, settings, fresh_legacy: RunningServer) -> Iterator[str]:
     settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
     legacy_ops.reset_caches()
