@@ -83,7 +83,7 @@ def audit_record(
         sha256_before=before_print.sha256 if before_print else "",
         bytes_after=after_print.size if after_print else None,
         sha256_after=after_print.sha256 if after_print else "",
-        correlation_id=(correlation_id or (error.correlation_id if error else ""))[:128],
+        correlation_id=(correlation_id or getattr(error, "correlation_id", ""))[:128],
     )
     event.save()
     logger.info(

@@ -31,7 +31,7 @@ import json
 import re
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO
@@ -91,8 +91,15 @@ class ExportedDocument:
         return self.text.encode("utf-8")
 
 
-def build_manifest(documents: list[ExportedDocument], upn: str, exported_at: datetime) -> dict:
-    return {
+def build_manifest(
+    documents: list[ExportedDocument],
+    upn: str,
+    exported_at: datetime,
+    extra: Sequence[tuple[str, str]] = (),
+) -> dict:
+    """`extra`: (path, markdown) of other sources' files (the legacy stores), listed apart
+    under "other_files" so that restoring into CoreAPI leaves them alone."""
+    manifest = {
         "format": FORMAT,
         "version": VERSION,
         "upn": upn,
@@ -110,6 +117,12 @@ def build_manifest(documents: list[ExportedDocument], upn: str, exported_at: dat
             for doc in documents
         ],
     }
+    if extra:
+        manifest["other_files"] = [
+            {"path": path, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+            for path, text in extra
+        ]
+    return manifest
 
 
 class _Sink:
@@ -141,13 +154,19 @@ def _member(path: str, when: datetime) -> zipfile.ZipInfo:
 
 
 def zip_stream(
-    documents: list[ExportedDocument], manifest: dict, exported_at: datetime
+    documents: list[ExportedDocument],
+    manifest: dict,
+    exported_at: datetime,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> Iterator[bytes]:
     """The zip, one chunk per file, manifest last."""
     sink = _Sink()
     with zipfile.ZipFile(sink, "w") as archive:
         for doc in documents:
             archive.writestr(_member(doc.path, exported_at), doc.data)
+            yield sink.drain()
+        for path, text in extra:
+            archive.writestr(_member(path, exported_at), text.encode("utf-8"))
             yield sink.drain()
         body = json.dumps(manifest, indent=2, ensure_ascii=False).encode() + b"\n"
         archive.writestr(_member(MANIFEST, exported_at), body)

@@ -5,7 +5,7 @@ everything" as a zip, and one archived document put back. Audited like every ste
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
@@ -61,11 +61,17 @@ def memory_export_many(actor: Actor, targets: list[Target]) -> list[str]:
 
 
 def export_archive(
-    actor: Actor, agents: list[Agent], upn: str, *, now: datetime | None = None
+    actor: Actor,
+    agents: list[Agent],
+    upn: str,
+    *,
+    now: datetime | None = None,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> Iterator[bytes]:
     """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
     document is fetched now (and may raise CoreAPIError, with every export audited
-    first); the returned iterator then only compresses. Works for support staff too."""
+    first); the returned iterator then only compresses. Works for support staff too.
+    `extra`: other sources' files as (path in the zip, markdown), already read."""
     targets = all_targets(agents)
     # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
     with ThreadPoolExecutor(max_workers=1) as reader:
@@ -82,7 +88,8 @@ def export_archive(
         for target, text, memory in zip(targets, texts, memories, strict=True)
     ]
     exported_at = now or timezone.now()
-    return zip_stream(documents, build_manifest(documents, upn, exported_at), exported_at)
+    manifest = build_manifest(documents, upn, exported_at, extra)
+    return zip_stream(documents, manifest, exported_at, extra)
 
 
 ALREADY_RESTORED = "Already restored before the interruption; not written again"

@@ -10,6 +10,9 @@ from memory_ui.web.views import (
     deletes,
     edit,
     entry,
+    legacy,
+    legacy_changes,
+    legacy_move,
     news,
     pages,
     restore,
@@ -23,6 +26,7 @@ from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
 deletion = "support/users/<str:upn>/requests/<slug:request_id>"
+legacy_store = "memory/legacy/<str:key>"  # a configured store's full name (else 404)
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
@@ -85,6 +89,17 @@ urlpatterns = [
         f"{deletion}/result", support_deletion.support_request_result, name="support_request_result"
     ),
     path("activity", activity.activity, name="activity"),
+    # the legacy memory stores (seed 003): reading, changing, downloading
+    path("memory/legacy", legacy.stores, name="legacy_stores"),
+    path(f"{legacy_store}/", legacy.store, name="legacy_store"),
+    path(f"{legacy_store}/file", legacy.file, name="legacy_file"),
+    path(f"{legacy_store}/export", legacy.export, name="legacy_export"),
+    path(f"{legacy_store}/edit", legacy_changes.edit, name="legacy_edit"),
+    path(f"{legacy_store}/entry", legacy_changes.entry, name="legacy_entry"),
+    path(f"{legacy_store}/delete", legacy_changes.delete, name="legacy_delete"),
+    path(f"{legacy_store}/undo", legacy_changes.undo, name="legacy_undo"),
+    path(f"{legacy_store}/clear", legacy_changes.clear, name="legacy_clear"),
+    path(f"{legacy_store}/move", legacy_move.move, name="legacy_move"),
     # search across every memory
     path("search", search_views.search, name="search"),
     path("whats-new", news.whats_new_page, name="whats_new"),

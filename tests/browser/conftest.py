@@ -83,6 +83,7 @@ def live_portal(
     settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
     settings.COREAPI_BASE_URL = portal_coreapi.url
     settings.COREAPI_CA_BUNDLE = ""
+    settings.LEGACY_STORES_BASE_URL = ""  # on only where a test starts an emulator
     _reset_portal_caches()
     yield live_server.url
     _reset_portal_caches()

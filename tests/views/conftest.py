@@ -82,6 +82,8 @@ def _clean_cache(db) -> Iterator[None]:
 def fake(monkeypatch: pytest.MonkeyPatch, static_from_finders) -> FakeCoreAPI:
     """The CoreAPI every view talks to, and fixed tokens instead of msal and the IdP."""
     coreapi = FakeCoreAPI()
+    # The legacy stores are off unless a test installs its own (tests/fake_legacy.py).
+    monkeypatch.setattr(settings, "LEGACY_STORES_BASE_URL", "")
     monkeypatch.setattr("memory_ui.coreapi.client.get_client", lambda: coreapi)
     monkeypatch.setattr("memory_ui.auth.coreapi_token", lambda request: USER_TOKEN)
     monkeypatch.setattr("memory_ui.auth.app_token", lambda: APP_TOKEN)

@@ -57,6 +57,8 @@ class DeletionRequest:
     exported_at: str = ""
     cleared_at: str = ""
     outcomes: list[Outcome] = field(default_factory=list)
+    # Other sources' rows (web.legacy_erasure): source, target, result, reason.
+    other_sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def title(self) -> str:

@@ -12,7 +12,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import Agent, CoreAPIError
-from memory_ui.memory.search import SearchQuery, day_range, memory_search
+from memory_ui.memory.search import (
+    SearchQuery,
+    day_range,
+    legacy_search_results,
+    memory_search,
+)
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment
@@ -28,7 +33,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     except CoreAPIError as exc:
         agents, agents_error = None, exc
     form = SearchForm(request.GET, agents=agents)
-    results = None
+    results = legacy = None
     status = 200
     if not form.is_valid():
         status = 400  # among them an agent not in the user's list: no memory is read
@@ -40,6 +45,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         query = SearchQuery(text=data["q"], reason=data["reason"], start=start, end=end)
         # Without the agent list only the shared memory is searched; the page says why.
         results = memory_search(user_actor(request), form.targets(), query)
+        if not data["agent"]:  # one memory chosen: the legacy stores are not it
+            legacy = legacy_search_results(user_actor(request), query)
         errors = results.errors
         if agents_error is not None:
             status = agents_error.portal_status
@@ -52,6 +59,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "results": results,
+        "legacy": legacy,
         "agents_error": agents_error,
         "shared_choice": SearchForm.SHARED,
         "time_zone": timezone.get_current_timezone_name(),

@@ -24,10 +24,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
+from memory_ui.legacy import LegacyStoreError
 from memory_ui.memory import uploads
 from memory_ui.memory.diffs import diff_lines
 from memory_ui.memory.documents import appended, entry_heading, neutralise_provenance
 from memory_ui.memory.exports import export_archive, memory_export
+from memory_ui.memory.legacy_ops import legacy_export_all
 from memory_ui.memory.operations import (
     AlreadyAdded,
     MemoryChanged,
@@ -91,8 +93,10 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
     a CoreAPI failure is still an error page (and nothing half-done is downloaded)."""
     upn = signed_in(request).upn
     try:
-        stream = export_archive(user_actor(request), user_agents(request), upn)
-    except CoreAPIError as exc:
+        # The legacy stores' files too (legacy/<store>.md), read before the first byte.
+        legacy = [(f"legacy/{f.name}", f.text) for f in legacy_export_all(user_actor(request))]
+        stream = export_archive(user_actor(request), user_agents(request), upn, extra=legacy)
+    except (CoreAPIError, LegacyStoreError) as exc:
         return failure_page(request, exc, reverse("dashboard"), "export")
     response = StreamingHttpResponse(stream, content_type="application/zip")
     return _attachment(request, response, f"memory-export-{_today()}.zip")

@@ -1,0 +1,83 @@
+"""What the legacy memory stores' screens share (`views.legacy`, `views.legacy_changes`),
+so no view module imports another: the store from a URL (configured ones only, else 404),
+links to a store and its files, a file from `?path=`, a file's entries, and which actions
+a store offers (`Offered`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.http import Http404
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from memory_ui.memory import legacy_ops
+from memory_ui.memory.backends import Capability, Item
+from memory_ui.memory.legacy_ops import Store
+from memory_ui.web.access import user_actor
+from memory_ui.web.forms.legacy import LegacyFileForm
+from memory_ui.web.htmx import HtmxHttpRequest
+
+# The actions a store page offers, each behind the capability it needs, with its name in
+# the sentence a missing one gets.
+ACTIONS = (
+    (Capability.EDIT_ITEM, "edit"),
+    (Capability.DELETE_ITEM, "delete"),
+    (Capability.RESTORE_ITEM, "undo"),
+    (Capability.CLEAR_TARGET, "clear"),
+    (Capability.EXPORT, "export"),
+)
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What the UI offers for one store, and one sentence per action it does not."""
+
+    edit: bool = False
+    delete: bool = False
+    undo: bool = False
+    clear: bool = False
+    export: bool = False
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, store: Store) -> Offered:
+        offered = {name: store.allows(cap) for cap, name in ACTIONS}
+        missing = [store.missing(cap) for cap, name in ACTIONS if not offered[name]]
+        if offered["edit"] and not store.allows(Capability.CONDITIONAL_WRITE):
+            missing.append(store.missing(Capability.CONDITIONAL_WRITE))
+        return cls(**offered, missing=tuple(dict.fromkeys(missing)))
+
+
+def store_or_404(request: HtmxHttpRequest, key: str) -> Store:
+    """One of the configured stores, or 404 (no store call for an unknown name)."""
+    if not legacy_ops.legacy_enabled():
+        raise Http404("The legacy memory stores are not configured.")
+    store = legacy_ops.legacy_store(user_actor(request), key)
+    if store is None:
+        raise Http404("No such legacy memory store.")
+    return store
+
+
+def store_url(store: Store) -> str:
+    return reverse("legacy_store", args=[store.key])
+
+
+def file_url(store: Store, path: str, page: str = "legacy_file") -> str:
+    return f"{reverse(page, args=[store.key])}?{urlencode({'path': path})}"
+
+
+def entries_of(item: Item) -> list[tuple[int, str]]:
+    """A file's entries as the portal edits them one at a time: its non-blank lines, with
+    their line numbers (1-based)."""
+    lines = (item.text or "").splitlines()
+    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+
+
+def read_file(request: HtmxHttpRequest, found: Store) -> tuple[str, Item]:
+    """The file named by `?path=` (400 for a path that is not a memory path)."""
+    form = LegacyFileForm(request.GET)
+    if not form.is_valid():
+        raise Http404("Not a memory file path.")
+    path = form.cleaned_data["path"]
+    return path, legacy_ops.legacy_file_read(user_actor(request), found, path)

@@ -1,0 +1,87 @@
+"""alice's legacy memory stores in Chromium, against the real devstack: the CoreAPI
+emulator and a freshly seeded legacy store emulator (seed 003), real tokens throughout."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from devstack.serve import RunningServer
+from memory_ui.memory import legacy_ops
+from tests.browser.conftest import check_accessibility, sign_in_as
+
+pytestmark = pytest.mark.browser
+
+TRAVEL = "main.agents.travel_planner_memory"
+
+
+@pytest.fixture
+def portal_coreapi(fresh_coreapi: RunningServer) -> RunningServer:
+    """These tests move memory into CoreAPI: an emulator of their own."""
+    return fresh_coreapi
+
+
+@pytest.fixture
+def legacy_on(live_portal: str, settings, fresh_legacy: RunningServer) -> Iterator[str]:
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    legacy_ops.reset_caches()
+    yield live_portal
+    legacy_ops.reset_caches()
+
+
+def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Page) -> None:
+    sign_in_as(page, "Alice Example")
+    section = page.locator("#legacy-stores")
+    section.scroll_into_view_if_needed()
+    expect(section).to_have_attribute("aria-busy", "false")
+    expect(section).to_contain_text("Being turned down")
+    expect(section.locator(".legacy-card")).to_have_count(3)  # the ones the portal may read
+    check_accessibility(page, "dashboard with the legacy stores")
+
+    section.get_by_role("link", name=TRAVEL, exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(TRAVEL)
+    expect(page.locator(".legacy-notice").first).to_contain_text("being turned down")
+    # A file's contents load when it is opened in the list.
+    page.get_by_text("Show contents of /memories/preferences.md").click()
+    expect(page.locator(".legacy-file-contents").first).to_contain_text("aisle seats")
+    check_accessibility(page, "a legacy store's files")
+
+    page.get_by_role("link", name="/memories/profile.md", exact=True).click()
+    expect(page.locator(".markdown-body")).to_contain_text("Pacific Time")
+    check_accessibility(page, "a legacy file")
+
+    page.get_by_role("link", name=re.compile(r"^Edit line 1$")).click()
+    page.get_by_label("New text of this entry").fill("- Time zone: Central European Time.")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator(".diff")).to_contain_text("Central European Time")
+    check_accessibility(page, "an entry edit's preview")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".markdown-body")).to_contain_text("Central European Time")
+
+    page.get_by_role("button", name="Delete this file").click()
+    expect(page.locator(".undo-notice")).to_contain_text("Deleted /memories/profile.md.")
+    expect(page.locator(".legacy-files")).not_to_contain_text("/memories/profile.md")
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator(".markdown-body")).to_contain_text("Central European Time")
+
+
+def test_move_a_file_into_coreapi_with_its_preview(legacy_on: str, page: Page) -> None:
+    sign_in_as(page, "Alice Example")
+    page.goto(f"/memory/legacy/{TRAVEL}/file?path=/memories/preferences.md")
+    page.get_by_role("button", name="Move into CoreAPI").click()
+
+    # The first line is already in alice's CoreAPI travel memory (the demo's overlap).
+    expect(page.locator(".move-plan")).to_contain_text("Vegetarian meals")
+    expect(page.locator(".move-plan")).to_contain_text("Moved from main.agents")
+    check_accessibility(page, "a move's preview")
+    page.get_by_label("Delete the legacy copies once CoreAPI has them").check()
+    page.get_by_role("button", name="Move into CoreAPI").click()
+
+    expect(page.get_by_role("heading", name="The move is done")).to_be_visible()
+    expect(page.locator(".move-results")).to_contain_text("the legacy copy is deleted")
+    check_accessibility(page, "a move's results")
+    page.goto("/memory/agents/travel-planner")
+    expect(page.locator("#memory-content")).to_contain_text("Vegetarian meals")

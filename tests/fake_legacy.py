@@ -1,0 +1,118 @@
+"""An in-memory `MemoryBackend` standing in for the legacy stores in view tests, with the
+capabilities a test chooses: the devstack's emulator declares every capability the real
+source has, so a source that lacks one (the UI hides the action and says why) can only be
+produced here. It keeps files per (store, subject) like the stores keep them per scope;
+the real adapter is covered against the emulator in tests/integration."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field, replace
+
+from memory_ui.legacy import LegacyConflict, LegacyNotFound
+from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
+from memory_ui.memory.legacy_backend import CAPABILITIES
+
+STORES = {
+    "travel-planner": "main.agents.travel_planner_memory",
+    "it-helpdesk": "main.agents.it_helpdesk_memory",
+}
+NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC)
+
+
+def missing_sentence(capability: Capability) -> str:
+    """A sentence unique to each capability, so a test can tell which one is shown."""
+    return f"This test source does not allow {capability.name}."
+
+
+@dataclass
+class FakeLegacyBackend:
+    capabilities: Capability = CAPABILITIES
+    source: str = "legacy"
+    page_size: int = 100
+    # (store key, upn) -> path -> item
+    files: dict[tuple[str, str], dict[str, Item]] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def put(self, store: str, upn: str, path: str, text: str, description: str = "") -> None:
+        item = Item(path, description, NOW, text)
+        self.files.setdefault((STORES[store], upn), {})[path] = item
+
+    def _files(self, subject: Subject, target: Target) -> dict[str, Item]:
+        return self.files.setdefault((target.key, subject.upn), {})
+
+    def missing_reason(self, capability: Capability) -> str:
+        return missing_sentence(capability)
+
+    def configured_targets(self) -> list[Target]:
+        return [Target("legacy", key, key, "", agent) for agent, key in STORES.items()]
+
+    def list_targets(self, subject: Subject) -> list[Target]:
+        self.calls.append("list_targets")
+        return self.configured_targets()
+
+    def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
+        self.calls.append("read_page")
+        paths = sorted(self._files(subject, target))
+        start = int(cursor or 0)
+        chosen = paths[start : start + self.page_size]
+        items = tuple(replace(self._files(subject, target)[p], text=None) for p in chosen)
+        more = start + self.page_size < len(paths)
+        return Page(target, items, str(start + self.page_size) if more else None)
+
+    def read_item(self, subject: Subject, target: Target, key: str) -> Item:
+        self.calls.append("read_item")
+        try:
+            return self._files(subject, target)[key]
+        except KeyError:
+            raise LegacyNotFound() from None
+
+    def replace_item(self, subject: Subject, target: Target, key: str, text: str) -> Item:
+        item = replace(self.read_item(subject, target, key), text=text, updated=NOW)
+        self._files(subject, target)[key] = item
+        return item
+
+    def edit_item(self, subject: Subject, target: Target, key: str, old: str, new: str) -> Item:
+        text = self.read_item(subject, target, key).text or ""
+        return self.replace_item(subject, target, key, text.replace(old, new, 1))
+
+    def delete_item(self, subject: Subject, target: Target, key: str) -> Item:
+        before = self.read_item(subject, target, key)
+        del self._files(subject, target)[key]
+        return before
+
+    def restore_item(self, subject: Subject, target: Target, item: Item) -> Item:
+        files = self._files(subject, target)
+        if item.key in files:
+            raise LegacyConflict()
+        files[item.key] = replace(item, updated=NOW)
+        return files[item.key]
+
+    def clear_target(self, subject: Subject, target: Target) -> list[Outcome]:
+        files = self._files(subject, target)
+        rows = [Outcome(target, key, "erased") for key in sorted(files)]
+        files.clear()
+        return rows
+
+    def erase_subject(self, subject: Subject) -> Erasure:
+        """As the adapter answers: a row per store, then one for conversations."""
+        rows = [
+            Outcome(t, t.key, "erased", f"{len(self.clear_target(subject, t))} files")
+            for t in self.configured_targets()
+        ]
+        rows.append(Outcome(None, "conversations", "not possible", "Cannot be listed."))
+        return Erasure(tuple(rows))
+
+    def export(self, subject: Subject, target: Target) -> str:
+        files = self._files(subject, target)
+        return f"# {target.title}\n" + "".join(
+            f"\n## {k}\n\n{files[k].text}\n" for k in sorted(files)
+        )
+
+    def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]:
+        found = []
+        for target in self.configured_targets():
+            for item in self._files(subject, target).values():
+                if query.casefold() in (item.text or "").casefold():
+                    found.append((target, item))
+        return found

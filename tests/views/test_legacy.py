@@ -1,0 +1,408 @@
+"""The legacy memory stores' screens (views.legacy, views.legacy_changes) through Django's
+test client, with the legacy source replaced by `tests.fake_legacy.FakeLegacyBackend`
+(installed where `legacy_ops` looks it up). That fake is what lets a source lack each
+capability in turn; the real adapter and emulator are covered in tests/integration."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from memory_ui.audit import AuditEvent
+from memory_ui.memory import legacy_ops
+from memory_ui.memory.backends import Capability
+from memory_ui.memory.legacy_backend import CAPABILITIES
+from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
+from tests.views.conftest import signed_in
+
+TRAVEL = STORES["travel-planner"]
+ALICE = "alice@contoso.com"
+PREFS = "/memories/preferences.md"
+
+
+@pytest.fixture
+def legacy(fake, settings, monkeypatch: pytest.MonkeyPatch) -> FakeLegacyBackend:
+    settings.LEGACY_STORES_BASE_URL = "http://legacy.invalid"
+    backend = FakeLegacyBackend()
+    backend.put(
+        "travel-planner", ALICE, PREFS, "# Travel\n\n- Prefers aisle seats\n- Vegan", "Prefs"
+    )
+    backend.put("travel-planner", ALICE, "/memories/trips/berlin.md", "Berlin in May")
+    monkeypatch.setattr(legacy_ops, "_backend", lambda: backend)
+    return backend
+
+
+def url(name: str, query: str = "") -> str:
+    return reverse(name, args=[TRAVEL]) + (f"?{query}" if query else "")
+
+
+def test_dashboard_first_paint_does_not_call_the_legacy_source(alice: Client, legacy) -> None:
+    page = alice.get(reverse("dashboard")).content.decode()
+
+    assert legacy.calls == []
+    section = re.search(r'<section id="legacy-stores"[^>]*>', page)
+    assert section and 'hx-trigger="intersect once"' in section.group(0)
+    assert f'href="{reverse("legacy_stores")}"' in page  # works without JavaScript
+
+
+def test_dashboard_has_no_legacy_section_when_the_source_is_off(alice: Client, settings) -> None:
+    settings.LEGACY_STORES_BASE_URL = ""
+
+    assert 'id="legacy-stores"' not in alice.get(reverse("dashboard")).content.decode()
+    assert alice.get(reverse("legacy_stores")).status_code == 404
+
+
+def test_section_shows_each_store_as_being_turned_down_with_its_files(
+    alice: Client, legacy
+) -> None:
+    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    html = response.content.decode()
+
+    assert response.status_code == 200
+    assert "<h1>" not in html  # the fragment, for the dashboard
+    assert html.count("Being turned down") >= 2
+    assert TRAVEL in html and STORES["it-helpdesk"] in html
+    assert re.search(r"<dt>Files</dt><dd>2</dd>", html)
+    assert "No files about you." in html  # alice has nothing in the helpdesk store
+
+
+def test_store_page_lists_files_and_the_turn_down_notice(alice: Client, legacy) -> None:
+    html = alice.get(url("legacy_store")).content.decode()
+
+    assert "being turned down" in html
+    assert PREFS in html and "Prefs" in html and "/memories/trips/berlin.md" in html
+    assert "aisle" not in html  # contents are read per file, not with the list
+    assert legacy.calls == ["read_page"]
+
+
+def test_store_page_pages_with_the_store_token(alice: Client, legacy) -> None:
+    legacy.page_size = 1
+    first = alice.get(url("legacy_store")).content.decode()
+    next_url = re.search(r'href="([^"]*\?page=[^"]*)">Next files', first)
+
+    assert next_url and PREFS in first and "berlin" not in first
+    second = alice.get(next_url.group(1).replace("&amp;", "&")).content.decode()
+    assert "/memories/trips/berlin.md" in second and PREFS not in second
+    assert "First page" in second
+
+
+def test_empty_store_and_other_users_files(bob: Client, legacy) -> None:
+    html = bob.get(url("legacy_store")).content.decode()
+
+    assert "This store keeps no files about you." in html
+    assert PREFS not in html  # the scope is bob's, from his identity
+
+
+def test_unknown_store_is_404(alice: Client, legacy) -> None:
+    response = alice.get(reverse("legacy_store", args=["main.finance.secret_memory"]))
+
+    assert response.status_code == 404
+    assert legacy.calls == []
+
+
+def test_anonymous_is_sent_to_sign_in(legacy) -> None:
+    response = Client().get(url("legacy_store"))
+
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_file_page_renders_contents_sanitized(alice: Client, legacy) -> None:
+    legacy.put("travel-planner", ALICE, "/memories/x.md", "Hi <script>alert(1)</script> there")
+
+    html = alice.get(url("legacy_file", "path=/memories/x.md")).content.decode()
+
+    assert "<script>alert(1)" not in html
+    assert "Hi" in html and "Edit the whole file" in html
+
+
+def test_file_htmx_is_the_contents_only(alice: Client, legacy) -> None:
+    response = alice.get(url("legacy_file", f"path={PREFS}"), headers={"HX-Request": "true"})
+
+    assert "aisle" in response.content.decode()
+    assert '<h1 class="legacy-path"' not in response.content.decode()
+
+
+def test_missing_file_is_404_with_a_message(alice: Client, legacy) -> None:
+    response = alice.get(url("legacy_file", "path=/memories/none.md"))
+
+    assert response.status_code == 404
+    assert "couldn" in response.content.decode()
+
+
+def _version(client: Client) -> str:
+    html = client.get(url("legacy_edit", f"path={PREFS}")).content.decode()
+    found = re.search(r'name="version" value="([^"]+)"', html)
+    assert found
+    return found.group(1)
+
+
+def test_whole_file_edit_previews_then_saves(alice: Client, legacy) -> None:
+    version = _version(alice)
+    form = {"path": PREFS, "text": "# Travel\n\n- Window seats", "version": version}
+
+    preview = alice.post(url("legacy_edit"), {**form, "action": "preview"})
+    assert "Preview of your change" in preview.content.decode()
+    assert "Window seats" in preview.content.decode()
+    assert "aisle" in legacy.files[(TRAVEL, ALICE)][PREFS].text  # nothing saved yet
+
+    saved = alice.post(url("legacy_edit"), {**form, "action": "save"})
+    assert saved.status_code == 302
+    assert legacy.files[(TRAVEL, ALICE)][PREFS].text == "# Travel\n\n- Window seats"
+    assert AuditEvent.objects.filter(source="legacy", action="edit").exists()
+
+
+def test_whole_file_edit_refuses_a_file_changed_meanwhile(alice: Client, legacy) -> None:
+    version = _version(alice)
+    legacy.put("travel-planner", ALICE, PREFS, "changed elsewhere")
+    form = {"path": PREFS, "text": "mine", "version": version, "action": "save"}
+
+    response = alice.post(url("legacy_edit"), form)
+
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "changed elsewhere" in html and ">mine</textarea>" in html  # nothing lost
+    assert legacy.files[(TRAVEL, ALICE)][PREFS].text == "changed elsewhere"
+
+
+def test_one_entry_edit_is_a_str_replace(alice: Client, legacy) -> None:
+    page = alice.get(url("legacy_entry", f"path={PREFS}&line=3")).content.decode()
+    version = re.search(r'name="version" value="([^"]+)"', page)
+    assert version and 'value="- Prefers aisle seats"' in page
+
+    form = {"path": PREFS, "old": "- Prefers aisle seats", "new": "- Prefers window seats"}
+    response = alice.post(url("legacy_entry"), {**form, "version": version[1], "action": "save"})
+
+    assert response.status_code == 302
+    assert (
+        legacy.files[(TRAVEL, ALICE)][PREFS].text == "# Travel\n\n- Prefers window seats\n- Vegan"
+    )
+
+
+def test_delete_then_undo_recreates_the_path(alice: Client, legacy) -> None:
+    deleted = alice.post(url("legacy_delete"), {"path": PREFS})
+
+    assert deleted.status_code == 302 and "undo=" in deleted["Location"]
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+    page = alice.get(deleted["Location"]).content.decode()
+    assert f"Deleted {PREFS}." in page
+    token = re.search(r'name="undo" value="([^"]+)"', page)
+    assert token
+
+    undone = alice.post(url("legacy_undo"), {"undo": token.group(1)})
+    assert undone.status_code == 302
+    assert legacy.files[(TRAVEL, ALICE)][PREFS].description == "Prefs"
+    assert alice.post(url("legacy_undo"), {"undo": token.group(1)}).status_code == 302
+    assert "can no longer be undone" in alice.get(url("legacy_store")).content.decode()
+
+
+def test_undo_token_of_another_session_does_nothing(alice: Client, legacy) -> None:
+    page = alice.get(alice.post(url("legacy_delete"), {"path": PREFS})["Location"])
+    token = re.search(r'name="undo" value="([^"]+)"', page.content.decode())
+    assert token
+    mallory = signed_in(Client(), "mallory@contoso.com")
+
+    mallory.post(url("legacy_undo"), {"undo": token.group(1)})
+
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+    assert not legacy.files.get((TRAVEL, "mallory@contoso.com"))
+
+
+def test_clear_needs_the_typed_word_then_reports_each_file(alice: Client, legacy) -> None:
+    refused = alice.post(url("legacy_clear"), {"phrase": "yes"})
+    assert refused.status_code == 400 and legacy.files[(TRAVEL, ALICE)]
+
+    done = alice.post(url("legacy_clear"), {"phrase": "clear"}).content.decode()
+
+    assert "Every file is deleted" in done
+    assert PREFS in done and "/memories/trips/berlin.md" in done
+    assert legacy.files[(TRAVEL, ALICE)] == {}
+
+
+def test_export_of_store_and_file(alice: Client, legacy) -> None:
+    store = alice.get(url("legacy_export"))
+    one = alice.get(url("legacy_export", f"path={PREFS}"))
+
+    assert store["Content-Disposition"].startswith("attachment")
+    assert "aisle" in store.content.decode() and "Berlin" in store.content.decode()
+    assert "aisle" in one.content.decode() and "Berlin" not in one.content.decode()
+
+
+def test_posts_need_csrf(legacy) -> None:
+    client = signed_in(Client(enforce_csrf_checks=True), ALICE)
+
+    assert client.post(url("legacy_delete"), {"path": PREFS}).status_code == 403
+    assert PREFS in legacy.files[(TRAVEL, ALICE)]
+
+
+# --- each action only where the source has the capability ---------------------------------
+
+LINKS = {
+    Capability.EDIT_ITEM: "Edit the whole file",
+    Capability.DELETE_ITEM: "Delete this file",
+    Capability.CLEAR_TARGET: "Clear this store",
+    Capability.EXPORT: "Download as .md",
+}
+POSTS = {
+    Capability.EDIT_ITEM: ("legacy_edit", {"path": PREFS, "text": "x", "action": "save"}),
+    Capability.DELETE_ITEM: ("legacy_delete", {"path": PREFS}),
+    Capability.RESTORE_ITEM: ("legacy_undo", {"undo": "t"}),
+    Capability.CLEAR_TARGET: ("legacy_clear", {"phrase": "clear"}),
+}
+
+
+@pytest.mark.parametrize(
+    "lacking",
+    [
+        Capability.EDIT_ITEM,
+        Capability.DELETE_ITEM,
+        Capability.RESTORE_ITEM,
+        Capability.CLEAR_TARGET,
+        Capability.EXPORT,
+    ],
+)
+def test_a_missing_capability_hides_the_action_and_says_why(
+    alice: Client, legacy, lacking: Capability
+) -> None:
+    legacy.capabilities = CAPABILITIES & ~lacking
+
+    pages = alice.get(url("legacy_store")).content.decode()
+    pages += alice.get(url("legacy_file", f"path={PREFS}")).content.decode()
+
+    assert missing_sentence(lacking) in pages
+    if lacking in LINKS:
+        assert LINKS[lacking] not in pages
+    if lacking in POSTS:
+        name, form = POSTS[lacking]
+        assert alice.post(url(name), form).status_code == 404
+    if lacking == Capability.EXPORT:
+        assert alice.get(url("legacy_export")).status_code == 404
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # nothing changed
+
+
+def test_with_every_capability_no_missing_sentence_but_the_version_check(
+    alice: Client, legacy
+) -> None:
+    html = alice.get(url("legacy_file", f"path={PREFS}")).content.decode()
+
+    for capability, link in LINKS.items():
+        assert link in html or capability == Capability.CLEAR_TARGET
+        assert missing_sentence(capability) not in html
+    assert missing_sentence(Capability.CONDITIONAL_WRITE) in html
+
+
+def test_export_everything_includes_the_legacy_files(alice: Client, legacy) -> None:
+    response = alice.get(reverse("export_everything"))
+
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    legacy_file = f"legacy/legacy-{TRAVEL}.md"
+    assert "aisle" in archive.read(legacy_file).decode()
+    manifest = json.loads(archive.read("manifest.json"))
+    assert [f["path"] for f in manifest["other_files"]] == [legacy_file]
+    assert legacy_file not in [f["path"] for f in manifest["files"]]
+
+
+def test_search_covers_the_legacy_files_and_links_to_each(alice: Client, legacy) -> None:
+    html = alice.get(reverse("search"), {"q": "aisle seats"}).content.decode()
+
+    assert "Legacy memory stores" in html
+    assert f"{url('legacy_file')}?path={PREFS}" in html
+    assert "<mark>aisle seats</mark>" in html
+    assert "berlin" not in html.lower()
+
+
+def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
+    alice: Client, legacy
+) -> None:
+    by_reason = alice.get(reverse("search"), {"q": "aisle", "reason": "x"}).content.decode()
+
+    assert PREFS not in by_reason
+    assert legacy.calls == []
+
+
+# --- move into CoreAPI ---------------------------------------------------------------------
+
+
+def test_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -> None:
+    fake.put("# Travel\n\n- Vegan\n", agent="travel-planner")  # one item is already there
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert "Prefers aisle seats" in preview and "already there, skipped" in preview
+    assert f"Moved from {TRAVEL} {PREFS}" in preview
+    assert "aisle" not in fake.text("travel-planner")  # a preview writes nothing
+
+    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    html = done.content.decode()
+    assert done.status_code == 200 and "The move is done" in html
+    assert "the legacy copy is deleted" in html
+    assert "Prefers aisle seats" in fake.text("travel-planner")
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Prefers aisle seats\n- Vegan")
+    before = fake.text("travel-planner")
+    again = alice.post(url("legacy_move"), {"path": PREFS}).content.decode()
+    assert "already there" in again
+    assert fake.text("travel-planner") == before
+    assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
+
+
+def test_move_without_delete_capability_says_why_and_keeps_the_copies(
+    alice: Client, legacy, fake
+) -> None:
+    legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
+    preview = alice.get(url("legacy_move")).content.decode()
+
+    assert missing_sentence(Capability.DELETE_ITEM) in preview
+    assert 'name="delete_verified"' not in preview
+    alice.post(url("legacy_move"), {"delete_verified": "on"})
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2
+
+
+# --- support's deletion request covers every source ----------------------------------------
+
+
+def test_a_deletion_request_for_everything_covers_the_legacy_stores(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    archive = export(carol, request_url)
+    assert "aisle" in archive.read(f"legacy/legacy-{TRAVEL}.md").decode()
+
+    cleared = clear(carol, request_url)
+    assert cleared.status_code == 302
+    result = carol.get(cleared["Location"]).content.decode()
+
+    assert legacy.files[(TRAVEL, ALICE)] == {}
+    assert "Other memory systems" in result
+    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>erased</td>", result)
+    assert "<td>not possible</td>" in result and "Cannot be listed." in result
+    assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
+
+
+def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol, scopes=["agent:travel-planner"])
+    assert not [n for n in export(carol, request_url).namelist() if n.startswith("legacy/")]
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2
+    assert "Other memory systems" not in result
+
+
+def test_store_list_escapes_hostile_paths_and_descriptions(alice: Client, legacy) -> None:
+    legacy.put("travel-planner", ALICE, '/memories/"><b>x.md', "x", "<img src=x onerror=alert(1)>")
+
+    html = alice.get(url("legacy_store")).content.decode()
+
+    assert "<img src=x" not in html and '"><b>' not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
