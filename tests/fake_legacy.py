@@ -51,6 +51,10 @@ class FakeLegacyBackend:
         self.calls.append("list_targets")
         return self.configured_targets()
 
+    def describe(self, target: Target) -> Target | None:
+        self.calls.append("describe")
+        return target
+
     def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
         self.calls.append("read_page")
         paths = sorted(self._files(subject, target))
