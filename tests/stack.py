@@ -141,7 +141,9 @@ def start_portal(
         "ENTRA_INSTANCE_DISCOVERY": "false",
         "PORTAL_CA_BUNDLE": stack.ca,
         "COREAPI_BASE_URL": stack.coreapi.url,
-        **({"LEGACY_STORES_BASE_URL": stack.legacy.url} if stack.legacy else {}),
+        # Off unless this stack runs a legacy emulator: the devstack default (port 8002) may
+        # have nothing listening, and "Export everything" includes the legacy files.
+        "LEGACY_STORES_BASE_URL": stack.legacy.url if stack.legacy else "",
         "PORTAL_LOG_LEVEL": "WARNING",
         "DJANGO_STATIC_ROOT": str(home / f"{name}-static"),
         **(extra_env or {}),
