@@ -53,7 +53,7 @@ class SignInFailed(Exception):
 
 def current_identity(request: HttpRequest) -> Identity | None:
     raw = request.session.get(SESSION_IDENTITY)
-    return Identity(**{**raw, "roles": tuple(raw["roles"])}) if raw else None
+    return Identity.from_session(raw) if raw else None
 
 
 class _VerifyingSession(requests.Session):
@@ -232,15 +232,7 @@ def login_finish(request: HttpRequest, params: dict[str, str]) -> SignIn:
 def remember_sign_in(request: HttpRequest, sign_in: SignIn) -> None:
     """After Django's login(), which may flush a previous user's session."""
     request.session[SESSION_CACHE] = sign_in.token_cache
-    identity = sign_in.identity
-    request.session[SESSION_IDENTITY] = {
-        "oid": identity.oid,
-        "tid": identity.tid,
-        "upn": identity.upn,
-        "name": identity.name,
-        "roles": list(identity.roles),
-        "home_account_id": identity.home_account_id,
-    }
+    request.session[SESSION_IDENTITY] = sign_in.identity.to_session()
 
 
 _silent_tokens = SilentTokens()

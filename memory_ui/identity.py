@@ -3,7 +3,7 @@ operations, views), without the request it arrived with."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +21,14 @@ class Identity:
     @property
     def is_support(self) -> bool:
         return settings.SUPPORT_ROLE in self.roles
+
+    def to_session(self) -> dict[str, Any]:
+        """As the session keeps it (JSON, so the roles are a list); `from_session` reverses it."""
+        return {**asdict(self), "roles": list(self.roles)}
+
+    @classmethod
+    def from_session(cls, raw: dict[str, Any]) -> Identity:
+        return cls(**{**raw, "roles": tuple(raw["roles"])})
 
     @classmethod
     def from_claims(cls, claims: dict[str, Any]) -> Identity:

@@ -19,7 +19,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
@@ -57,62 +56,31 @@ class RedisWithDatabaseFallback(RedisCache):
     def _durable(self):
         return caches["durable"]
 
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+
+def _redis_or_database(operation: str) -> Callable[..., Any]:
+    """The cache operation on Redis, or on the database cache while Redis is away."""
+
+    def call(self: RedisWithDatabaseFallback, *args: Any, **kwargs: Any) -> Any:
         return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).add(key, value, timeout, version),
-            lambda: self._durable.add(key, value, timeout, version),
+            lambda: getattr(super(RedisWithDatabaseFallback, self), operation)(*args, **kwargs),
+            lambda: getattr(self._durable, operation)(*args, **kwargs),
         )
 
-    def get(self, key, default=None, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).get(key, default, version),
-            lambda: self._durable.get(key, default, version),
-        )
+    call.__name__ = call.__qualname__ = operation
+    return call
 
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).set(key, value, timeout, version),
-            lambda: self._durable.set(key, value, timeout, version),
-        )
 
-    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).touch(key, timeout, version),
-            lambda: self._durable.touch(key, timeout, version),
-        )
-
-    def delete(self, key, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).delete(key, version),
-            lambda: self._durable.delete(key, version),
-        )
-
-    def get_many(self, keys, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).get_many(keys, version),
-            lambda: self._durable.get_many(keys, version),
-        )
-
-    def has_key(self, key, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).has_key(key, version),
-            lambda: self._durable.has_key(key, version),
-        )
-
-    def incr(self, key, delta=1, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).incr(key, delta, version),
-            lambda: self._durable.incr(key, delta, version),
-        )
-
-    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).set_many(data, timeout, version),
-            lambda: self._durable.set_many(data, timeout, version),
-        )
-
-    def delete_many(self, keys, version=None):
-        return self._either(
-            lambda: super(RedisWithDatabaseFallback, self).delete_many(keys, version),
-            lambda: self._durable.delete_many(keys, version),
-        )
+# Every operation of Django's cache API that reads or writes entries.
+for _operation in (
+    "add",
+    "get",
+    "set",
+    "touch",
+    "delete",
+    "get_many",
+    "has_key",
+    "incr",
+    "set_many",
+    "delete_many",
+):
+    setattr(RedisWithDatabaseFallback, _operation, _redis_or_database(_operation))

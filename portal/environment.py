@@ -32,24 +32,22 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}.")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number[N: (int, float)](name: str, default: N, parse: type[N], kind: str) -> N:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        return parse(raw)
     except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from exc
+        raise ImproperlyConfigured(f"{name} must be {kind}, not {raw!r}.") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "a whole number")
 
 
 def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.") from exc
+    return _env_number(name, default, float, "a number")
 
 
 def env_list(name: str, default: str = "") -> list[str]:

@@ -57,14 +57,7 @@ def signed_in(client: Client, upn: str, roles: tuple[str, ...] | list[str] = ())
     assert user is not None
     client.force_login(user, backend=BACKEND)
     session = client.session
-    session[SESSION_IDENTITY] = {
-        "oid": identity.oid,
-        "tid": identity.tid,
-        "upn": identity.upn,
-        "name": identity.name,
-        "roles": list(identity.roles),
-        "home_account_id": identity.home_account_id,
-    }
+    session[SESSION_IDENTITY] = identity.to_session()
     session.save()
     return client
 
