@@ -10,6 +10,7 @@ before is not mistaken for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -44,3 +45,16 @@ def landed_block(
             if after_heading.startswith(wanted):
                 return entry
     return None
+
+
+@dataclass(frozen=True)
+class Block:
+    """The block an append (`added`) or an import-append (`imported`) writes."""
+
+    kind: Literal["added", "imported"]
+    text: str
+    reason: str | None = None
+
+    def landed(self, current: str, since: datetime) -> bool:
+        """Whether an attempt begun at `since` wrote this block into `current`."""
+        return landed_block(current, self.kind, self.text, since, self.reason) is not None

@@ -46,7 +46,7 @@ from memory_ui.memory.documents import (
     neutralise_entry_headings,
     neutralise_provenance,
 )
-from memory_ui.memory.landed import landed_block
+from memory_ui.memory.landed import Block
 from memory_ui.memory.paging import Prepared, prepared
 from memory_ui.memory.targets import Target, all_targets
 
@@ -341,12 +341,7 @@ def memory_append(
     target = _writable(target)
     text = neutralise_provenance(neutralise_entry_headings(text))
     reason = reason or None
-    if earlier is not None:
-        current = _read_for(actor, Action.APPEND, target)
-        if landed_block(current.content_markdown, "added", text, earlier, reason):
-            raise AlreadyAdded(current)
-    began = datetime.now(UTC)
-    return _write(
+    return _add_once(
         actor,
         Action.APPEND,
         target,
@@ -358,7 +353,8 @@ def memory_append(
             agent_name=target.agent_name or None,
             reason=reason,
         ),
-        lambda now: landed_block(now.content_markdown, "added", text, began, reason) is not None,
+        Block("added", text, reason),
+        earlier=earlier,
         before=None,
     )
 
@@ -371,19 +367,38 @@ def memory_import_append(
     # The text goes under an "Imported" heading: a first line that reads as provenance
     # would claim ids; headings in it stay (an export re-imported keeps its entries).
     text = neutralise_provenance(text)
-    before = _read_for(actor, Action.IMPORT, target)
-    if earlier is not None and landed_block(before.content_markdown, "imported", text, earlier):
-        raise AlreadyAdded(before)
-    began = datetime.now(UTC)
-    return _write(
+    return _add_once(
         actor,
         Action.IMPORT,
         target,
         lambda client: client.import_memory(
             actor.auth, target.scope, text, mode="append", agent_object_id=target.agent_object_id
         ),
-        lambda now: landed_block(now.content_markdown, "imported", text, began) is not None,
-        before,
+        Block("imported", text),
+        earlier=earlier,
+        before=_read_for(actor, Action.IMPORT, target),
+    )
+
+
+def _add_once(
+    actor: Actor,
+    action: str,
+    target: Target,
+    send: Callable[[coreapi.CoreAPIClient], Memory],
+    block: Block,
+    *,
+    earlier: datetime | None,
+    before: Memory | None,
+) -> Memory:
+    """Sends an add, unless an attempt begun at `earlier` that got no answer landed the
+    same block already (`AlreadyAdded`, nothing sent); `before` is audited when read."""
+    if earlier is not None:
+        current = before or _read_for(actor, action, target)
+        if block.landed(current.content_markdown, earlier):
+            raise AlreadyAdded(current)
+    began = datetime.now(UTC)
+    return _write(
+        actor, action, target, send, lambda now: block.landed(now.content_markdown, began), before
     )
 
 
