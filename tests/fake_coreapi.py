@@ -1,6 +1,8 @@
 """An in-memory stand-in for `CoreAPIClient`, for view tests that need no servers.
 
-Same public methods and signatures as the real client. What it keeps:
+A subclass of the real client that answers where a memory call would leave for CoreAPI
+(`_memory`, `_markdown`), so the public methods, their signatures and argument checks are
+the real client's and cannot drift from them. What it keeps:
 
 - One user (the fake ignores who the token belongs to): one user document, and one
   document per agent object id. Support calls (`auth.user_identity` set) read and write
@@ -13,7 +15,8 @@ Same public methods and signatures as the real client. What it keeps:
 - `combined` is the user document and the agent's joined as `formats.combine` joins them,
   with the earliest `created_on` and the latest `updated_on` of the parts.
 - Argument checks are the real client's: a scope it would refuse, an agent scope without
-  an object id, or empty content raise ValueError (a programming error in the portal).
+  an object id, or empty content raise ValueError (a programming error in the portal); a
+  body over COREAPI_MAX_BODY_BYTES is `CoreAPIRequestTooLarge`, not sent (not recorded).
   An object id that is not one of the fake's agents is `CoreAPINotFound`, like CoreAPI.
 
 Failure injection: `fake.fail("get_memory", CoreAPIForbidden(...))` makes EVERY later
@@ -28,6 +31,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -42,38 +46,37 @@ from memory_ui.coreapi import (
     CoreAPIPreconditionFailed,
     Memory,
 )
-from memory_ui.coreapi.client import encoded_body
+from memory_ui.coreapi.client import CoreAPIClient, encoded_body
 
 INSTANCE_ID = "00000000-0000-0000-0000-000000000000"
 AGENT_PREFIX = f"/instances/{INSTANCE_ID}/providers/FoundationaLLM.Agent/agents/"
 DEFAULT_UPN = "alice@contoso.com"
 
-READ_SCOPES = ("user", "agent", "combined")
-WRITE_SCOPES = ("user", "agent")
 WRITE_METHODS = ("append_memory", "clear_memory", "import_memory")
 
-AGENTS = (
-    Agent(
-        name="benefits-assistant",
-        object_id=AGENT_PREFIX + "benefits-assistant",
-        display_name="Benefits Assistant",
-        description="Answers questions about health plans, leave and retirement benefits.",
-        roles=("Reader",),
-    ),
-    Agent(
-        name="it-helpdesk",
-        object_id=AGENT_PREFIX + "it-helpdesk",
-        display_name="IT Helpdesk",
-        description="Troubleshoots laptops, accounts, VPN and software requests.",
-        roles=("Contributor",),
-    ),
-    Agent(
-        name="travel-planner",
-        object_id=AGENT_PREFIX + "travel-planner",
-        display_name="Travel Planner",
-        description="Plans business trips within the travel policy.",
-        roles=("Owner",),
-    ),
+# name, display name, description, the caller's roles on the agent
+AGENTS = tuple(
+    Agent(name, AGENT_PREFIX + name, display_name, description, (role,))
+    for name, display_name, description, role in (
+        (
+            "benefits-assistant",
+            "Benefits Assistant",
+            "Answers questions about health plans, leave and retirement benefits.",
+            "Reader",
+        ),
+        (
+            "it-helpdesk",
+            "IT Helpdesk",
+            "Troubleshoots laptops, accounts, VPN and software requests.",
+            "Contributor",
+        ),
+        (
+            "travel-planner",
+            "Travel Planner",
+            "Plans business trips within the travel policy.",
+            "Owner",
+        ),
+    )
 )
 
 
@@ -159,7 +162,7 @@ class _Failure:
 
 
 @dataclass
-class FakeCoreAPI:
+class FakeCoreAPI(CoreAPIClient):
     """In-memory CoreAPI for one user; see the module docstring."""
 
     agents: list[Agent] = field(default_factory=lambda: list(AGENTS))
@@ -220,7 +223,9 @@ class FakeCoreAPI:
         """The methods of the calls that change memory, in order."""
         return [call.method for call in self.calls if call.method in WRITE_METHODS]
 
-    # --- the CoreAPIClient interface ------------------------------------------------------
+    # --- the CoreAPIClient interface -------------------------------------------------------
+    # The public methods are the real client's (arguments checked, request body built);
+    # the fake answers where a call would leave for CoreAPI.
 
     def close(self) -> None:
         self.closed = True
@@ -229,106 +234,40 @@ class FakeCoreAPI:
         self._record("list_agents", auth, None, None)
         return sorted(self.agents, key=lambda agent: (agent.name.casefold(), agent.name))
 
-    def get_memory(
+    def _memory(
         self,
+        method: str,
+        path: str,
         auth: CallerAuth,
-        scope: str = "combined",
-        agent_object_id: str | None = None,
+        correlation_id: str | None,
         *,
-        correlation_id: str | None = None,
-    ) -> Memory:
-        _check_scope(scope, READ_SCOPES, agent_object_id)
-        self._record("get_memory", auth, scope, agent_object_id)
-        with self._lock:
-            return self._answer(auth, scope, agent_object_id, self._read(scope, agent_object_id))
-
-    def append_memory(
-        self,
-        auth: CallerAuth,
-        scope: str,
-        content_markdown: str,
-        *,
-        agent_object_id: str | None = None,
-        agent_name: str | None = None,
-        reason: str | None = None,
-        operation_id: str | None = None,
-        session_id: str | None = None,
-        correlation_id: str | None = None,
-    ) -> Memory:
-        _check_scope(scope, WRITE_SCOPES, agent_object_id)
-        _check_content(content_markdown)
-        self._record("append_memory", auth, scope, agent_object_id)
-        with self._lock:
-            key = self._key(scope, agent_object_id)
-            document = self._write(
-                key,
-                lambda existing, at: formats.append_entry(
-                    existing, content_markdown, at, reason, operation_id, session_id
-                ),
-            )
-            return self._answer(auth, scope, key, document)
-
-    def clear_memory(
-        self,
-        auth: CallerAuth,
-        scope: str,
-        *,
-        agent_object_id: str | None = None,
+        params: dict[str, str] | None = None,
+        json_body: dict[str, object] | None = None,
         if_match: str | None = None,
-        correlation_id: str | None = None,
     ) -> Memory:
-        _check_scope(scope, WRITE_SCOPES, agent_object_id)
-        self._record("clear_memory", auth, scope, agent_object_id)
+        request = _Request.of(params, json_body)
+        scope, agent_object_id = request.scope, request.agent_object_id
+        if json_body is not None:
+            # What the real client refuses before sending, refused here too (not recorded).
+            encoded_body(json_body, settings.COREAPI_MAX_BODY_BYTES)
+        self._record(_METHODS[path], auth, scope, agent_object_id)
         with self._lock:
-            key = self._key(scope, agent_object_id)
-            self._precondition(key, if_match)
-            return self._answer(auth, scope, key, self._write(key, lambda _existing, _at: ""))
-
-    def export_memory(
-        self,
-        auth: CallerAuth,
-        scope: str,
-        *,
-        agent_object_id: str | None = None,
-        correlation_id: str | None = None,
-    ) -> str:
-        _check_scope(scope, READ_SCOPES, agent_object_id)
-        self._record("export_memory", auth, scope, agent_object_id)
-        with self._lock:
-            return self._read(scope, agent_object_id).content_markdown
-
-    def import_memory(
-        self,
-        auth: CallerAuth,
-        scope: str,
-        content_markdown: str,
-        *,
-        mode: str = "append",
-        agent_object_id: str | None = None,
-        if_match: str | None = None,
-        correlation_id: str | None = None,
-    ) -> Memory:
-        _check_scope(scope, WRITE_SCOPES, agent_object_id)
-        _check_content(content_markdown)
-        if mode not in ("append", "replace"):
-            raise ValueError(f"mode must be append or replace, got {mode!r}")
-        # What the real client refuses before sending, refused here too (not recorded).
-        fields = {"scope": scope, "agent_object_id": agent_object_id, "mode": mode}
-        fields = {name: value for name, value in fields.items() if value is not None}
-        encoded_body(
-            {**fields, "content_markdown": content_markdown}, settings.COREAPI_MAX_BODY_BYTES
-        )
-        self._record("import_memory", auth, scope, agent_object_id)
-        with self._lock:
-            key = self._key(scope, agent_object_id)
-            self._precondition(key, if_match)
-            if mode == "replace":
-                document = self._write(key, lambda _existing, _at: content_markdown)
-            else:
-                document = self._write(
-                    key, lambda existing, at: formats.import_entry(existing, content_markdown, at)
+            if path == "/memory":
+                return self._answer(
+                    auth, scope, agent_object_id, self._read(scope, agent_object_id)
                 )
-            return self._answer(auth, scope, key, document)
+            key = self._key(scope, agent_object_id)
+            if path != "/memory/append":
+                self._precondition(key, if_match)
+            return self._answer(auth, scope, key, self._write(key, _change(path, request)))
+
+    def _markdown(
+        self, path: str, auth: CallerAuth, correlation_id: str | None, params: dict[str, str]
+    ) -> str:
+        request = _Request.of(params, None)
+        self._record(_METHODS[path], auth, request.scope, request.agent_object_id)
+        with self._lock:
+            return self._read(request.scope, request.agent_object_id).content_markdown
 
     # --- internals -------------------------------------------------------------------------
 
@@ -425,13 +364,57 @@ def _etag(document: Document) -> str:
     return f'"{hashlib.sha256(document.content_markdown.encode()).hexdigest()}"'
 
 
-def _check_scope(scope: str, allowed: tuple[str, ...], agent_object_id: str | None) -> None:
-    if scope not in allowed:
-        raise ValueError(f"scope must be one of {allowed}, got {scope!r}")
-    if scope == "agent" and not agent_object_id:
-        raise ValueError("agent_object_id is required for scope 'agent'")
+# Which client method sent a request to this path (`fail`, `calls`).
+_METHODS = {
+    "/memory": "get_memory",
+    "/memory/append": "append_memory",
+    "/memory/clear": "clear_memory",
+    "/memory/import": "import_memory",
+    "/memory/export": "export_memory",
+}
 
 
-def _check_content(content_markdown: str) -> None:
-    if not content_markdown.strip():
-        raise ValueError("content_markdown must not be empty")
+@dataclass(frozen=True)
+class _Request:
+    """A memory request as CoreAPI reads it: the fields of its body, or of its query."""
+
+    fields: dict[str, object]
+
+    @classmethod
+    def of(cls, params: dict[str, str] | None, json_body: dict[str, object] | None) -> _Request:
+        if json_body is not None:
+            return cls(json_body)
+        assert params is not None  # a GET always names its scope
+        # The query names the agent in camelCase, as ASP.NET binds it.
+        return cls({"scope": params["scope"], "agent_object_id": params.get("agentObjectId")})
+
+    def text(self, name: str) -> str | None:
+        value = self.fields.get(name)
+        return value if isinstance(value, str) else None
+
+    @property
+    def scope(self) -> str:
+        return self.text("scope") or ""
+
+    @property
+    def agent_object_id(self) -> str | None:
+        return self.text("agent_object_id")
+
+
+def _change(path: str, request: _Request) -> Callable[[str, datetime], str]:
+    """How a write changes the stored text (given the time it is made)."""
+    content = request.text("content_markdown") or ""
+    if path == "/memory/append":
+        return lambda existing, at: formats.append_entry(
+            existing,
+            content,
+            at,
+            request.text("reason"),
+            request.text("operation_id"),
+            request.text("session_id"),
+        )
+    if path == "/memory/clear":
+        return lambda _existing, _at: ""
+    if request.text("mode") == "replace":
+        return lambda _existing, _at: content
+    return lambda existing, at: formats.import_entry(existing, content, at)
