@@ -46,7 +46,7 @@ from memory_ui.coreapi import (
     CoreAPIPreconditionFailed,
     Memory,
 )
-from memory_ui.coreapi.client import CoreAPIClient, encoded_body
+from memory_ui.coreapi.client import CoreAPIClient, Request, encoded_body
 
 INSTANCE_ID = "00000000-0000-0000-0000-000000000000"
 AGENT_PREFIX = f"/instances/{INSTANCE_ID}/providers/FoundationaLLM.Agent/agents/"
@@ -234,40 +234,28 @@ class FakeCoreAPI(CoreAPIClient):
         self._record("list_agents", auth, None, None)
         return sorted(self.agents, key=lambda agent: (agent.name.casefold(), agent.name))
 
-    def _memory(
-        self,
-        method: str,
-        path: str,
-        auth: CallerAuth,
-        correlation_id: str | None,
-        *,
-        params: dict[str, str] | None = None,
-        json_body: dict[str, object] | None = None,
-        if_match: str | None = None,
-    ) -> Memory:
-        request = _Request.of(params, json_body)
-        scope, agent_object_id = request.scope, request.agent_object_id
-        if json_body is not None:
+    def _memory(self, request: Request, correlation_id: str | None) -> Memory:
+        fields = _Fields.of(request)
+        scope, agent_object_id = fields.scope, fields.agent_object_id
+        if request.json_body is not None:
             # What the real client refuses before sending, refused here too (not recorded).
-            encoded_body(json_body, settings.COREAPI_MAX_BODY_BYTES)
-        self._record(_METHODS[path], auth, scope, agent_object_id)
+            encoded_body(request.json_body, settings.COREAPI_MAX_BODY_BYTES)
+        self._record(_METHODS[request.path], request.auth, scope, agent_object_id)
         with self._lock:
-            if path == "/memory":
-                return self._answer(
-                    auth, scope, agent_object_id, self._read(scope, agent_object_id)
-                )
+            if request.method == "GET":
+                document = self._read(scope, agent_object_id)
+                return self._answer(request.auth, scope, agent_object_id, document)
             key = self._key(scope, agent_object_id)
-            if path != "/memory/append":
-                self._precondition(key, if_match)
-            return self._answer(auth, scope, key, self._write(key, _change(path, request)))
+            if request.path != "/memory/append":
+                self._precondition(key, request.if_match)
+            document = self._write(key, _change(request.path, fields))
+            return self._answer(request.auth, scope, key, document)
 
-    def _markdown(
-        self, path: str, auth: CallerAuth, correlation_id: str | None, params: dict[str, str]
-    ) -> str:
-        request = _Request.of(params, None)
-        self._record(_METHODS[path], auth, request.scope, request.agent_object_id)
+    def _markdown(self, request: Request, correlation_id: str | None) -> str:
+        fields = _Fields.of(request)
+        self._record(_METHODS[request.path], request.auth, fields.scope, fields.agent_object_id)
         with self._lock:
-            return self._read(request.scope, request.agent_object_id).content_markdown
+            return self._read(fields.scope, fields.agent_object_id).content_markdown
 
     # --- internals -------------------------------------------------------------------------
 
@@ -375,18 +363,18 @@ _METHODS = {
 
 
 @dataclass(frozen=True)
-class _Request:
-    """A memory request as CoreAPI reads it: the fields of its body, or of its query."""
+class _Fields:
+    """A memory request's fields as CoreAPI reads them: its body, or its query."""
 
     fields: dict[str, object]
 
     @classmethod
-    def of(cls, params: dict[str, str] | None, json_body: dict[str, object] | None) -> _Request:
-        if json_body is not None:
-            return cls(json_body)
-        assert params is not None  # a GET always names its scope
+    def of(cls, request: Request) -> _Fields:
+        if request.json_body is not None:
+            return cls(request.json_body)
+        params = request.params or {}
         # The query names the agent in camelCase, as ASP.NET binds it.
-        return cls({"scope": params["scope"], "agent_object_id": params.get("agentObjectId")})
+        return cls({"scope": params.get("scope"), "agent_object_id": params.get("agentObjectId")})
 
     def text(self, name: str) -> str | None:
         value = self.fields.get(name)
@@ -401,20 +389,20 @@ class _Request:
         return self.text("agent_object_id")
 
 
-def _change(path: str, request: _Request) -> Callable[[str, datetime], str]:
+def _change(path: str, fields: _Fields) -> Callable[[str, datetime], str]:
     """How a write changes the stored text (given the time it is made)."""
-    content = request.text("content_markdown") or ""
+    content = fields.text("content_markdown") or ""
     if path == "/memory/append":
         return lambda existing, at: formats.append_entry(
             existing,
             content,
             at,
-            request.text("reason"),
-            request.text("operation_id"),
-            request.text("session_id"),
+            fields.text("reason"),
+            fields.text("operation_id"),
+            fields.text("session_id"),
         )
     if path == "/memory/clear":
         return lambda _existing, _at: ""
-    if request.text("mode") == "replace":
+    if fields.text("mode") == "replace":
         return lambda _existing, _at: content
     return lambda existing, at: formats.import_entry(existing, content, at)

@@ -20,7 +20,6 @@ takes, is refused before it is sent.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import logging
@@ -30,6 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -162,10 +162,23 @@ def _entity_tag(etag: str) -> str:
 def _with_etag(memory: Memory, response: requests.Response) -> Memory:
     """The document's version, when CoreAPI sends one (docs/conditional-writes.md)."""
     etag = response.headers.get("ETag", "").strip()
-    return dataclasses.replace(memory, etag=etag) if ETAG.fullmatch(etag) else memory
+    return replace(memory, etag=etag) if ETAG.fullmatch(etag) else memory
 
 
 # The client
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call, its arguments checked, as it leaves for CoreAPI."""
+
+    method: str
+    path: str  # below /instances/{instance id}
+    auth: CallerAuth
+    params: dict[str, str] | None = None
+    json_body: dict[str, object] | None = None
+    accept: str = "application/json"
+    if_match: str | None = None
 
 
 class CoreAPIClient:
@@ -215,7 +228,7 @@ class CoreAPIClient:
 
     def list_agents(self, auth: CallerAuth, *, correlation_id: str | None = None) -> list[Agent]:
         cid = _correlation_id(correlation_id)
-        response = self._send("GET", "/completions/agents", auth, cid)
+        response = self._send(Request("GET", "/completions/agents", auth), cid)
         return _decode_json(response, parse_agents, cid)
 
     def get_memory(
@@ -227,9 +240,8 @@ class CoreAPIClient:
         correlation_id: str | None = None,
     ) -> Memory:
         _check_scope(scope, READ_SCOPES, agent_object_id)
-        return self._memory(
-            "GET", "/memory", auth, correlation_id, params=_query(scope, agent_object_id)
-        )
+        request = Request("GET", "/memory", auth, params=_query(scope, agent_object_id))
+        return self._memory(request, correlation_id)
 
     def append_memory(
         self,
@@ -255,7 +267,7 @@ class CoreAPIClient:
             operation_id=operation_id,
             session_id=session_id,
         )
-        return self._memory("POST", "/memory/append", auth, correlation_id, json_body=body)
+        return self._memory(Request("POST", "/memory/append", auth, json_body=body), correlation_id)
 
     def clear_memory(
         self,
@@ -271,9 +283,8 @@ class CoreAPIClient:
         _check_scope(scope, WRITE_SCOPES, agent_object_id)
         # The user confirmed in the portal before this call; CoreAPI needs it said again.
         body = _without_none(scope=scope, agent_object_id=agent_object_id, confirm=True)
-        return self._memory(
-            "POST", "/memory/clear", auth, correlation_id, json_body=body, if_match=if_match
-        )
+        request = Request("POST", "/memory/clear", auth, json_body=body, if_match=if_match)
+        return self._memory(request, correlation_id)
 
     def export_memory(
         self,
@@ -284,9 +295,9 @@ class CoreAPIClient:
         correlation_id: str | None = None,
     ) -> str:
         _check_scope(scope, READ_SCOPES, agent_object_id)
-        return self._markdown(
-            "/memory/export", auth, correlation_id, _query(scope, agent_object_id)
-        )
+        params = _query(scope, agent_object_id)
+        request = Request("GET", "/memory/export", auth, params=params, accept="text/markdown")
+        return self._markdown(request, correlation_id)
 
     def import_memory(
         self,
@@ -310,71 +321,42 @@ class CoreAPIClient:
             content_markdown=content_markdown,
             mode=mode,
         )
-        return self._memory(
-            "POST", "/memory/import", auth, correlation_id, json_body=body, if_match=if_match
-        )
+        request = Request("POST", "/memory/import", auth, json_body=body, if_match=if_match)
+        return self._memory(request, correlation_id)
 
     # Where a memory call, its arguments checked, leaves for CoreAPI: the view tests' fake
     # (tests/fake_coreapi.py) answers here, so it keeps the real signatures and checks.
 
-    def _memory(
-        self,
-        method: str,
-        path: str,
-        auth: CallerAuth,
-        correlation_id: str | None,
-        *,
-        params: dict[str, str] | None = None,
-        json_body: dict[str, object] | None = None,
-        if_match: str | None = None,
-    ) -> Memory:
+    def _memory(self, request: Request, correlation_id: str | None) -> Memory:
         """A call answered with a MemoryResponse (and the document's ETag, if any)."""
         cid = _correlation_id(correlation_id)
-        response = self._send(
-            method, path, auth, cid, params=params, json_body=json_body, if_match=if_match
-        )
+        response = self._send(request, cid)
         return _with_etag(_decode_json(response, Memory.from_json, cid), response)
 
-    def _markdown(
-        self, path: str, auth: CallerAuth, correlation_id: str | None, params: dict[str, str]
-    ) -> str:
+    def _markdown(self, request: Request, correlation_id: str | None) -> str:
         """A GET answered with a markdown document."""
         cid = _correlation_id(correlation_id)
-        response = self._send("GET", path, auth, cid, params=params, accept="text/markdown")
-        return _decode_markdown(response, cid)
+        return _decode_markdown(self._send(request, cid), cid)
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        auth: CallerAuth,
-        correlation_id: str,
-        *,
-        params: dict[str, str] | None = None,
-        json_body: dict[str, object] | None = None,
-        accept: str = "application/json",
-        if_match: str | None = None,
-    ) -> requests.Response:
+    def _send(self, request: Request, correlation_id: str) -> requests.Response:
         """The 2xx response, after retries for GETs; anything else raises CoreAPIError."""
-        headers = _headers(auth, correlation_id, accept)
-        if if_match is not None:
-            headers["If-Match"] = _entity_tag(if_match)
+        headers = _headers(request.auth, correlation_id, request.accept)
+        if request.if_match is not None:
+            headers["If-Match"] = _entity_tag(request.if_match)
         body = None
-        if json_body is not None:
-            body = encoded_body(json_body, self._max_body_bytes, correlation_id)
+        if request.json_body is not None:
+            body = encoded_body(request.json_body, self._max_body_bytes, correlation_id)
             headers["Content-Type"] = "application/json"
 
         def send(attempt: int) -> requests.Response:
             timeout = self._timeout_within_deadline(correlation_id)
             with self._slot(correlation_id):
-                return self._attempt(
-                    method, path, headers, params, body, timeout, correlation_id, attempt
-                )
+                return self._attempt(request, headers, body, timeout, correlation_id, attempt)
 
         response = exchange(
             send,
-            retries=self._get_retries if method == "GET" else 0,
-            write=method != "GET",
+            retries=self._get_retries if request.method == "GET" else 0,
+            write=request.method != "GET",
             outcome_unknown=lambda exc: CoreAPIOutcomeUnknown(
                 OUTCOME_UNKNOWN_MESSAGE, detail=type(exc).__name__, correlation_id=correlation_id
             ),
@@ -412,16 +394,15 @@ class CoreAPIClient:
 
     def _attempt(
         self,
-        method: str,
-        path: str,
+        request: Request,
         headers: dict[str, str],
-        params: dict[str, str] | None,
         body: bytes | None,
         timeout: tuple[float, float],
         correlation_id: str,
         attempt: int,
     ) -> requests.Response:
         """One HTTP exchange and its log line (never the token, never a body)."""
+        method, path, params = request.method, request.path, request.params
         log_path = (
             self._instance_path + path + (f"?{urlencode(params, safe='/')}" if params else "")
         )
