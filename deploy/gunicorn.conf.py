@@ -38,6 +38,9 @@ from gunicorn import glogging
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # portal.logs, before gunicorn loads the app from chdir
 
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+
+from portal.environment import env_int  # noqa: E402
 from portal.logs import JsonFormatter, refuse  # noqa: E402
 
 
@@ -45,8 +48,6 @@ def _settings_or_refuse() -> None:
     """The portal's settings load here, in the master, before any worker forks: a refused
     configuration stops gunicorn with one clear line instead of every worker printing a
     traceback and being restarted in a loop."""
-    from django.core.exceptions import ImproperlyConfigured
-
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     try:
         importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])
@@ -58,11 +59,11 @@ _settings_or_refuse()
 
 
 def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
+    """Parsed as the portal's settings are; a bad number stops gunicorn the same way."""
     try:
-        return int(raw) if raw else default
-    except ValueError:
-        raise SystemExit(f"{name} must be a whole number, not {raw!r}.") from None
+        return env_int(name, default)
+    except ImproperlyConfigured as refused:
+        refuse(refused)
 
 
 wsgi_app = "portal.wsgi:application"
