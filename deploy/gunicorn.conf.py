@@ -36,7 +36,7 @@ from pathlib import Path
 from gunicorn import glogging
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # portal.logs, before gunicorn loads the app from chdir
+sys.path.insert(0, str(ROOT))  # portal.*, before gunicorn loads the app from chdir
 
 from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 

@@ -223,7 +223,7 @@ class FakeCoreAPI(CoreAPIClient):
         """The methods of the calls that change memory, in order."""
         return [call.method for call in self.calls if call.method in WRITE_METHODS]
 
-    # --- the CoreAPIClient interface -------------------------------------------------------
+    # --- the CoreAPIClient interface ------------------------------------------------------
     # The public methods are the real client's (arguments checked, request body built);
     # the fake answers where a call would leave for CoreAPI.
 
