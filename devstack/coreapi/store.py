@@ -1,23 +1,21 @@
 """Memory documents in SQLite (`{home}/coreapi.sqlite3`), one row per (owner, scope, agent).
 
-Each operation opens its own connection (werkzeug serves each request on its own thread),
-and every read-modify-write runs inside BEGIN IMMEDIATE, so concurrent appends serialise
-on the write lock instead of overwriting each other. WAL lets readers proceed meanwhile.
-A conditional write's precondition is checked inside that same transaction, after the
-lock is taken, so no other write can land between the check and the write.
+Concurrent appends serialise on the write lock of devstack.sqlite's write transaction. A
+conditional write's precondition is checked inside that same transaction, after the lock is
+taken, so no other write can land between the check and the write.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from devstack.sqlite import Database
+
 DB_FILENAME = "coreapi.sqlite3"
-BUSY_TIMEOUT_SECONDS = 15
 USER_SCOPE_KEY = ""  # agent_object_id column value of a user-scope document
 
 _SCHEMA = """
@@ -60,32 +58,11 @@ class Write:
 
 class MemoryStore:
     def __init__(self, home: Path) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self.path = home / DB_FILENAME
-        with self._connection() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")  # persistent: recorded in the file
-            conn.executescript(_SCHEMA)
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves.
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-        with closing(conn):
-            yield conn
-
-    @contextmanager
-    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        self._db = Database(home / DB_FILENAME, _SCHEMA)
+        self.path = self._db.path
 
     def read(self, owner: str, agent_object_id: str) -> MemoryDoc:
-        with self._connection() as conn:
+        with self._db.connection() as conn:
             return _select(conn, owner, agent_object_id)
 
     def update(
@@ -101,12 +78,12 @@ class MemoryStore:
         With a precondition: only if precondition(current content) holds, judged under the
         write lock; otherwise PreconditionFailed and the document (or its absence) stays.
         """
-        with self._write_transaction() as conn:
+        with self._db.write() as conn:
             return _apply(conn, Write(owner, agent_object_id, transform, at), precondition)
 
     def seed_once(self, writes: Iterable[Write]) -> bool:
         """Apply the demo writes unless this database was seeded before; True if it ran now."""
-        with self._write_transaction() as conn:
+        with self._db.write() as conn:
             if conn.execute("SELECT 1 FROM meta WHERE key = 'seeded'").fetchone():
                 return False
             for write in writes:
@@ -139,7 +116,7 @@ def _apply(
 ) -> MemoryDoc:
     current = _select(conn, write.owner, write.agent_object_id)
     if precondition is not None and not precondition(current.content_markdown):
-        raise PreconditionFailed  # _write_transaction rolls back: nothing was written
+        raise PreconditionFailed  # the write transaction rolls back: nothing was written
     created_on = current.created_on or write.at  # set by the first write, kept ever after
     doc = MemoryDoc(write.transform(current.content_markdown), created_on, write.at)
     conn.execute(

@@ -31,7 +31,6 @@ from devstack.legacy.conversations import ConversationApi, ConversationStore
 from devstack.legacy.edits import Invalid
 from devstack.legacy.formats import entry_json, page, store_json
 from devstack.legacy.store import (
-    BUSY_TIMEOUT_SECONDS,
     READ,
     WRITE,
     AlreadyExists,
@@ -117,7 +116,7 @@ class LegacyEmulator:
         }
 
         self.conversations = ConversationApi(
-            ConversationStore(store.path, BUSY_TIMEOUT_SECONDS),
+            ConversationStore(store.db),
             self._authorize,
             lambda message: LegacyError(404, "RESOURCE_DOES_NOT_EXIST", message),
             read_json_object,

@@ -19,10 +19,8 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from werkzeug.wrappers import Request, Response
@@ -30,6 +28,7 @@ from werkzeug.wrappers import Request, Response
 from devstack.coreapi.problems import json_response
 from devstack.legacy.edits import Invalid
 from devstack.legacy.store import READ, WRITE
+from devstack.sqlite import Database
 
 MAX_METADATA_KEYS = 16
 MAX_METADATA_KEY_CHARS = 64
@@ -76,42 +75,25 @@ class Conversation:
 
 
 class ConversationStore:
-    def __init__(self, db_path: Path, busy_timeout: float) -> None:
-        self.path = db_path
-        self._busy_timeout = busy_timeout
-        with self._connection() as conn:
+    """Conversations in the stores' own database file (`db`), beside the entries."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        with db.connection() as conn:
             conn.executescript(_SCHEMA)
 
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
-        with closing(conn):
-            yield conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
     def get(self, conversation_id: str) -> Conversation | None:
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT id, store, scope_kind, scope_value, metadata, created_at"
-                " FROM conversations WHERE id = ?",
-                (conversation_id,),
-            ).fetchone()
+        row = self._db.row(
+            "SELECT id, store, scope_kind, scope_value, metadata, created_at"
+            " FROM conversations WHERE id = ?",
+            (conversation_id,),
+        )
         if row is None:
             return None
         return Conversation(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
 
     def create(self, conversation: Conversation, items: list[dict[str, Any]]) -> None:
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -126,33 +108,32 @@ class ConversationStore:
             _add_items(conn, conversation.id, items)
 
     def set_metadata(self, conversation_id: str, metadata: dict[str, str]) -> None:
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "UPDATE conversations SET metadata = ? WHERE id = ?",
                 (json.dumps(metadata), conversation_id),
             )
 
     def delete(self, conversation_id: str) -> None:
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "DELETE FROM conversation_items WHERE conversation_id = ?", (conversation_id,)
             )
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     def add_items(self, conversation_id: str, items: list[dict[str, Any]]) -> None:
-        with self._write() as conn:
+        with self._db.write() as conn:
             _add_items(conn, conversation_id, items)
 
     def items(self, conversation_id: str) -> list[dict[str, Any]]:
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT item FROM conversation_items WHERE conversation_id = ? ORDER BY seq",
-                (conversation_id,),
-            ).fetchall()
+        rows = self._db.rows(
+            "SELECT item FROM conversation_items WHERE conversation_id = ? ORDER BY seq",
+            (conversation_id,),
+        )
         return [json.loads(row[0]) for row in rows]
 
     def delete_item(self, conversation_id: str, item_id: str) -> bool:
-        with self._write() as conn:
+        with self._db.write() as conn:
             return bool(
                 conn.execute(
                     "DELETE FROM conversation_items WHERE conversation_id = ? AND id = ?",
@@ -263,16 +244,14 @@ NotFound = Callable[[str], Exception]  # message -> the 404 to raise
 ReadBody = Callable[[Request], dict[str, Any]]
 
 
+@dataclass(frozen=True)
 class ConversationApi:
     """The handlers; `authorize` checks the caller's privilege on the backing store."""
 
-    def __init__(
-        self, store: ConversationStore, authorize: Authorize, not_found: NotFound, body: ReadBody
-    ) -> None:
-        self.store = store
-        self.authorize = authorize
-        self.not_found = not_found
-        self.body = body
+    store: ConversationStore
+    authorize: Authorize
+    not_found: NotFound
+    body: ReadBody
 
     def _conversation(self, conversation_id: str, principal: str, privilege: str) -> Conversation:
         conversation = self.store.get(conversation_id)

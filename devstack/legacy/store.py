@@ -1,8 +1,7 @@
 """Memory stores, their grants and their entries in SQLite (`{home}/legacy.sqlite3`).
 
-Each operation opens its own connection (werkzeug serves each request on its own thread);
-writes run inside BEGIN IMMEDIATE so a read-modify-write (PATCH) cannot lose a concurrent
-edit, as in the CoreAPI emulator's store.
+Writes run in devstack.sqlite's write transaction, so a read-modify-write (PATCH) cannot
+lose a concurrent edit, as in the CoreAPI emulator's store.
 """
 
 from __future__ import annotations
@@ -11,15 +10,15 @@ import datetime as dt
 import sqlite3
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from devstack.sqlite import Database
+
 DB_FILENAME = "legacy.sqlite3"
 FIXTURES_PATH = Path(__file__).resolve().parent / "fixtures.toml"
-BUSY_TIMEOUT_SECONDS = 15
 READ = "READ MEMORY STORE"
 WRITE = "WRITE MEMORY STORE"
 
@@ -100,87 +99,56 @@ def _epoch_ms(text: str) -> int:
 
 
 _ENTRY_COLUMNS = "store, scope, path, contents, description, create_time, update_time"
+_STORE_COLUMNS = "full_name, description, owner, created_at, updated_at"
 
 
 class LegacyStore:
     def __init__(self, home: Path) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self.path = home / DB_FILENAME
-        with self._connection() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-        with closing(conn):
-            yield conn
-
-    @contextmanager
-    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        self.db = Database(home / DB_FILENAME, _SCHEMA)
 
     # --- stores and grants -----------------------------------------------------------
 
     def store(self, full_name: str) -> StoreRow | None:
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT full_name, description, owner, created_at, updated_at FROM stores"
-                " WHERE full_name = ?",
-                (full_name,),
-            ).fetchone()
+        row = self.db.row(f"SELECT {_STORE_COLUMNS} FROM stores WHERE full_name = ?", (full_name,))
         return StoreRow(*row) if row else None
 
     def stores(self) -> list[StoreRow]:
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT full_name, description, owner, created_at, updated_at FROM stores"
-                " ORDER BY full_name"
-            ).fetchall()
+        rows = self.db.rows(f"SELECT {_STORE_COLUMNS} FROM stores ORDER BY full_name")
         return [StoreRow(*row) for row in rows]
 
     def privileges(self, full_name: str, principal: str) -> frozenset[str]:
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT privilege FROM grants WHERE full_name = ? AND principal = ?",
-                (full_name, principal),
-            ).fetchall()
+        rows = self.db.rows(
+            "SELECT privilege FROM grants WHERE full_name = ? AND principal = ?",
+            (full_name, principal),
+        )
         return frozenset(row[0] for row in rows)
 
     # --- entries ---------------------------------------------------------------------
 
     def entry(self, store: str, scope: str, path: str) -> Entry | None:
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             return _select(conn, store, scope, path)
 
     def entries(
         self, store: str, scope: str, path_prefix: str, after: str, limit: int
     ) -> list[Entry]:
         """Entries of a scope in path order, paths > `after`, at most `limit`."""
-        with self._connection() as conn:
-            rows = conn.execute(
-                f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE store = ? AND scope = ?"
-                " AND substr(path, 1, ?) = ? AND path > ? ORDER BY path LIMIT ?",
-                (store, scope, len(path_prefix), path_prefix, after, limit),
-            ).fetchall()
+        rows = self.db.rows(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE store = ? AND scope = ?"
+            " AND substr(path, 1, ?) = ? AND path > ? ORDER BY path LIMIT ?",
+            (store, scope, len(path_prefix), path_prefix, after, limit),
+        )
         return [_entry(row) for row in rows]
 
     def create(self, entry: Entry) -> Entry:
-        with self._write_transaction() as conn:
+        with self.db.write() as conn:
             if _select(conn, entry.store, entry.scope, entry.path) is not None:
                 raise AlreadyExists
             _insert(conn, entry)
         return entry
 
     def update(self, store: str, scope: str, path: str, edit: Edit) -> Entry:
-        with self._write_transaction() as conn:
+        with self.db.write() as conn:
             current = _select(conn, store, scope, path)
             if current is None:
                 raise NotFound
@@ -200,7 +168,7 @@ class LegacyStore:
         return updated
 
     def delete(self, store: str, scope: str, path: str) -> None:
-        with self._write_transaction() as conn:
+        with self.db.write() as conn:
             deleted = conn.execute(
                 "DELETE FROM entries WHERE store = ? AND scope = ? AND path = ?",
                 (store, scope, path),
@@ -212,7 +180,7 @@ class LegacyStore:
         """Load the demo stores, grants and entries unless seeded before; True if it ran now."""
         with fixtures_path.open("rb") as fh:
             raw = tomllib.load(fh)
-        with self._write_transaction() as conn:
+        with self.db.write() as conn:
             if conn.execute("SELECT 1 FROM meta WHERE key = 'seeded'").fetchone():
                 return False
             for item in raw.get("stores", ()):
