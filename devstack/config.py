@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -50,9 +51,9 @@ class Client:
     client_id: str
     client_secret: str
     service_principal_oid: str
-    api_roles: tuple[str, ...]
-    redirect_uris: tuple[str, ...]
-    post_logout_redirect_uris: tuple[str, ...]
+    api_roles: tuple[str, ...] = ()
+    redirect_uris: tuple[str, ...] = ()
+    post_logout_redirect_uris: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,28 +99,8 @@ def load_fixtures(path: Path = FIXTURES_PATH) -> Fixtures:
         core_api_scopes=tuple(raw["core_api"]["scopes"]),
         substitution_principal_id=raw["substitution"]["security_principal_id"],
         substitution_upn_pattern=raw["substitution"]["user_principal_name_pattern"],
-        clients=tuple(
-            Client(
-                name=c["name"],
-                client_id=c["client_id"],
-                client_secret=c["client_secret"],
-                service_principal_oid=c["service_principal_oid"],
-                api_roles=tuple(c.get("api_roles", ())),
-                redirect_uris=tuple(c.get("redirect_uris", ())),
-                post_logout_redirect_uris=tuple(c.get("post_logout_redirect_uris", ())),
-            )
-            for c in raw["clients"]
-        ),
-        users=tuple(
-            User(
-                upn=u["upn"],
-                name=u["name"],
-                oid=u["oid"],
-                roles=tuple(u.get("roles", ())),
-                group_ids=tuple(u.get("group_ids", ())),
-            )
-            for u in raw["users"]
-        ),
+        clients=tuple(_record(Client, c) for c in raw["clients"]),
+        users=tuple(_record(User, u) for u in raw["users"]),
         agents=tuple(
             Agent(
                 name=a["name"],
@@ -130,6 +111,15 @@ def load_fixtures(path: Path = FIXTURES_PATH) -> Fixtures:
             for a in raw["agents"]
         ),
         memory=tuple(raw.get("memory", ())),
+    )
+
+
+def _record[T](cls: type[T], table: dict[str, Any]) -> T:
+    """A fixtures.toml table as the dataclass `cls`: arrays become tuples (the records are
+    frozen), keys left out take the field's default."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in table.items() if k in names}
     )
 
 

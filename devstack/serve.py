@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import ssl
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +51,44 @@ def start_in_thread(
     )
     thread.start()
     return RunningServer(server=server, thread=thread, url=f"{scheme}://{host}:{server.port}")
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Probe before building anything, so a second emulator fails fast and says why."""
+    try:
+        socket.create_server((host, port)).close()
+    except OSError as exc:
+        return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def run_in_foreground(
+    build: Callable[[], WSGIApp], host: str, port: int, banner: Callable[[str], str]
+) -> int:
+    """An emulator's CLI: serve `build()` on host:port until Ctrl-C; the exit status.
+
+    `banner(url)` is printed once the socket listens, so a supervisor (or a test) can wait
+    for that line.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # The emulators' own access logs (with durations) replace werkzeug's per-request lines.
+    logging.getLogger("werkzeug").addFilter(lambda record: record.levelno > logging.INFO)
+    if port_in_use(host, port):
+        print(
+            f"Port {port} on {host} is already in use (is another emulator running?). "
+            "Stop that program or pass --port.",
+            file=sys.stderr,
+        )
+        return 1
+    running = start_in_thread(build(), host, port)
+    print(banner(running.url), flush=True)
+    try:
+        running.thread.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.stop()
+    return 0
 
 
 def serve_forever(

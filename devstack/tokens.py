@@ -46,6 +46,17 @@ def _base_claims(issuer: str, tenant_id: str, audience: str, lifetime: int) -> d
     }
 
 
+def _user_claims(user: User) -> dict[str, Any]:
+    """Who the user is, alike in their access and id tokens (Entra v2 claim names)."""
+    return {
+        "sub": user.oid,
+        "oid": user.oid,
+        "upn": user.upn,
+        "preferred_username": user.upn,
+        "name": user.name,
+    }
+
+
 def delegated_access_token(
     pki: Pki,
     fixtures: Fixtures,
@@ -58,16 +69,10 @@ def delegated_access_token(
     """A user's CoreAPI token: aud api://FoundationaLLM-Core, scp Data.Read."""
     claims = _base_claims(issuer, fixtures.tenant_id, fixtures.core_api_audience, lifetime)
     claims.update(
-        {
-            "sub": user.oid,
-            "oid": user.oid,
-            "upn": user.upn,
-            "preferred_username": user.upn,
-            "name": user.name,
-            "scp": " ".join(scopes or fixtures.core_api_scopes),
-            "azp": client.client_id,
-            "azpacr": "1",
-        }
+        _user_claims(user),
+        scp=" ".join(scopes or fixtures.core_api_scopes),
+        azp=client.client_id,
+        azpacr="1",
     )
     return _sign(pki, claims)
 
@@ -108,16 +113,7 @@ def id_token(
     lifetime: int = ID_TOKEN_LIFETIME,
 ) -> str:
     claims = _base_claims(issuer, fixtures.tenant_id, client.client_id, lifetime)
-    claims.update(
-        {
-            "sub": user.oid,
-            "oid": user.oid,
-            "name": user.name,
-            "preferred_username": user.upn,
-            "upn": user.upn,
-            "roles": list(user.roles),
-        }
-    )
+    claims.update(_user_claims(user), roles=list(user.roles))
     if nonce:
         claims["nonce"] = nonce
     return _sign(pki, claims)

@@ -8,27 +8,32 @@ the path (403 plain text) -> effective user (403/400) -> the endpoint (400/403/4
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 import logging
 import re
-import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Unpack
 from urllib.parse import unquote
 
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
-from devstack.config import COREAPI_HOST, Agent, Fixtures, fixtures, idp_base_url, state_dir
+from devstack import emulators
+from devstack.config import COREAPI_HOST, Agent, Fixtures, fixtures, state_dir
 from devstack.coreapi import formats
-from devstack.coreapi.auth import USER_IDENTITY_HEADER, Identity, TokenValidator, resolve_identity
+from devstack.coreapi.auth import (
+    USER_IDENTITY_HEADER,
+    Identity,
+    TokenValidator,
+    emulator_validator,
+    resolve_identity,
+)
 from devstack.coreapi.conditional import (
     ETAG,
     IF_MATCH,
@@ -37,7 +42,7 @@ from devstack.coreapi.conditional import (
     entity_tag,
     parse_if_match,
 )
-from devstack.coreapi.faults import Fault, Faults
+from devstack.coreapi.faults import DropConnection, Fault, Faults
 from devstack.coreapi.openapi import openapi_document
 from devstack.coreapi.problems import (
     ApiError,
@@ -63,7 +68,6 @@ from devstack.coreapi.validation import (
     read_json_object,
     scope_error,
 )
-from devstack.pki import ensure_pki
 from devstack.serve import RunningServer, start_in_thread
 
 log = logging.getLogger("devstack.coreapi")
@@ -87,10 +91,6 @@ def agent_object_id(instance_id: str, name: str) -> str:
 
 def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-class DropConnection(ConnectionAbortedError):
-    """Werkzeug treats ConnectionError from the app as a dropped client and writes nothing."""
 
 
 _CORRELATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # anything else is not logged
@@ -170,14 +170,9 @@ class CoreApiEmulator:
     def _injected_fault(self, request: Request, environ: dict[str, Any]) -> Response | None:
         faults = self.faults
         query = environ.get("QUERY_STRING", "")
-        target = f"{request.path}?{unquote(query)}" if query else request.path
-        if not faults.applies_to(target):
-            return None
-        if faults.latency_ms:
-            time.sleep(faults.latency_ms / 1000)
-        fault = faults.draw()
-        if fault is Fault.DROP:
-            _drop(environ)
+        fault = faults.strike(
+            f"{request.path}?{unquote(query)}" if query else request.path, environ
+        )
         if fault is Fault.THROTTLE:
             return quota_exceeded(faults.retry_after_seconds, "CoreAPI")
         if fault is Fault.ERROR:
@@ -449,20 +444,6 @@ class CoreApiEmulator:
         )
 
 
-def _drop(environ: dict[str, Any]) -> NoReturn:
-    """Close the connection with no response at all (the client sees RemoteDisconnected).
-
-    Shutting the socket down matters: werkzeug speaks HTTP/1.1, and with nothing written
-    it would otherwise wait on the same connection for a next request while the client
-    waits for this response.
-    """
-    sock = environ.get("werkzeug.socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-    raise DropConnection("fault injection: connection dropped")
-
-
 def demo_writes(fx: Fixtures) -> list[Write]:
     """fixtures.toml [[memory]] as appends at their fixed times, formatted like live ones."""
     writes = []
@@ -492,40 +473,27 @@ def open_store(home: Path, fx: Fixtures) -> MemoryStore:
     return store
 
 
-def build(
-    home: Path | None = None,
-    idp_url: str | None = None,
-    ca_file: Path | None = None,
-    faults: Faults | None = None,
-    fixtures_: Fixtures | None = None,
-) -> CoreApiEmulator:
-    """The app over `{home}/coreapi.sqlite3`, seeded with the demo memory on first use."""
-    home = home or state_dir()
-    fx = fixtures_ or fixtures()
-    store = open_store(home, fx)
-    validator = TokenValidator(
-        idp_url or idp_base_url(),
-        fx.tenant_id,
-        fx.core_api_audience,
-        # Same home as the IdP (the devstack default) means the same CA: ensure_pki reuses it.
-        ca_file or ensure_pki(home).ca_cert,
-    )
+class Options(emulators.Options, total=False):
+    fixtures_: Fixtures | None  # default: devstack/fixtures.toml
+
+
+def build(**options: Unpack[Options]) -> CoreApiEmulator:
+    """The app over `{home}/coreapi.sqlite3`, seeded with the demo memory on first use.
+
+    Faults default to the DEVSTACK_COREAPI_FAULT_* environment (Faults.from_env()).
+    """
+    home = options.get("home") or state_dir()
+    fx = options.get("fixtures_") or fixtures()
+    validator = emulator_validator(home, options, fx.tenant_id, fx.core_api_audience)
+    faults = options.get("faults")
     return CoreApiEmulator(
-        store, validator, fx, faults if faults is not None else Faults.from_env()
+        open_store(home, fx), validator, fx, faults if faults is not None else Faults.from_env()
     )
 
 
-def start(
-    host: str = COREAPI_HOST,
-    port: int = 0,
-    home: Path | None = None,
-    idp_url: str | None = None,
-    ca_file: Path | None = None,
-    faults: Faults | None = None,
-    fixtures_: Fixtures | None = None,
-) -> RunningServer:
+def start(host: str = COREAPI_HOST, port: int = 0, **options: Unpack[Options]) -> RunningServer:
     """Start on a free port (port=0) in a thread (tests); the caller stops it."""
-    return start_in_thread(build(home, idp_url, ca_file, faults, fixtures_), host, port)
+    return start_in_thread(build(**options), host, port)
 
 
 def emulator(running: RunningServer) -> CoreApiEmulator:

@@ -28,8 +28,10 @@ import jwt
 from jwt import PyJWKClient
 from jwt.exceptions import PyJWKClientConnectionError, PyJWKClientError, PyJWKSetError, PyJWTError
 
-from devstack.config import Fixtures
+from devstack import emulators
+from devstack.config import Fixtures, idp_base_url
 from devstack.coreapi.problems import ApiError, invalid
+from devstack.pki import ensure_pki
 
 USER_IDENTITY_HEADER = "X-USER-IDENTITY"
 REQUIRED_SCOPE = "Data.Read"
@@ -72,6 +74,8 @@ def forbidden(detail: str) -> ApiError:
 
 
 class TokenValidator:
+    """Checks bearer tokens against the IdP's published keys, issuer and one audience."""
+
     def __init__(self, idp_url: str, tenant_id: str, audience: str, ca_file: Path) -> None:
         base = idp_url.rstrip("/")
         self.issuer = f"{base}/{tenant_id}/v2.0"
@@ -115,6 +119,19 @@ class TokenValidator:
             raise ApiError(503, "The identity provider's signing keys are unavailable.") from exc
         except (PyJWKClientError, PyJWTError) as exc:
             raise unauthorized("The token is not signed by a known key.") from exc
+
+
+def emulator_validator(
+    home: Path, options: emulators.Options, tenant_id: str, audience: str
+) -> TokenValidator:
+    """An emulator's validator: the devstack IdP and its CA unless `options` name others."""
+    return TokenValidator(
+        options.get("idp_url") or idp_base_url(),
+        tenant_id,
+        audience,
+        # Same home as the IdP (the devstack default) means the same CA: ensure_pki reuses it.
+        options.get("ca_file") or ensure_pki(home).ca_cert,
+    )
 
 
 def _bearer_token(authorization: str | None) -> str:

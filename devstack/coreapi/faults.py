@@ -7,14 +7,22 @@ them in a mutable `Faults` (`app.faults`) so in-process tests can switch them at
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import random
 import re
+import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 ENV_PREFIX = "DEVSTACK_COREAPI_FAULT_"
+
+
+class DropConnection(ConnectionAbortedError):
+    """Werkzeug treats ConnectionError from the app as a dropped client and writes nothing."""
 
 
 class Fault(enum.Enum):
@@ -79,6 +87,21 @@ class Faults:
     def applies_to(self, target: str) -> bool:
         return not self.path_regex or re.search(self.path_regex, target) is not None
 
+    def strike(self, target: str, environ: dict[str, Any]) -> Fault | None:
+        """The fault for one request to `target` ("path?query"), after the injected latency.
+
+        A DROP is carried out here (DropConnection); THROTTLE and ERROR are returned for the
+        emulator to answer in its own error format.
+        """
+        if not self.applies_to(target):
+            return None
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000)
+        fault = self.draw()
+        if fault is Fault.DROP:
+            _drop(environ)
+        return fault
+
     def draw(self) -> Fault | None:
         """One uniform draw split into consecutive bands, so each rate is its own share."""
         if not (self.drop_rate or self.throttle_rate or self.error_rate):
@@ -93,3 +116,17 @@ class Faults:
                 return fault
             roll -= rate
         return None
+
+
+def _drop(environ: dict[str, Any]) -> NoReturn:
+    """Close the connection with no response at all (the client sees RemoteDisconnected).
+
+    Shutting the socket down matters: werkzeug speaks HTTP/1.1, and with nothing written
+    it would otherwise wait on the same connection for a next request while the client
+    waits for this response.
+    """
+    sock = environ.get("werkzeug.socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    raise DropConnection("fault injection: connection dropped")

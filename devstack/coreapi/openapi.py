@@ -142,118 +142,109 @@ def _write_operation(summary: str, schema: str, conditional: bool) -> dict[str, 
     }
 
 
+def _object(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": required, "properties": properties}
+
+
+_STRING = {"type": "string"}
+_MARKDOWN = {"type": "string", "pattern": r"\S"}
+# Where every write (append, clear, import) goes: the user's document or one agent's.
+_WRITE_TARGET = {
+    "scope": {"type": "string", "enum": ["user", "agent"]},
+    "agent_object_id": _NULLABLE_STRING,
+}
+
 _SCHEMAS: dict[str, Any] = {
-    "MemoryResponse": {
-        "type": "object",
-        "required": ["scope", "upn", "content_markdown"],
-        "properties": {
-            "scope": {"type": "string", "enum": ["user", "agent", "combined"]},
-            "upn": {"type": "string"},
+    "MemoryResponse": _object(
+        ["scope", "upn", "content_markdown"],
+        {
+            "scope": {"type": "string", "enum": _SCOPES},
+            "upn": _STRING,
             "user_name": _NULLABLE_STRING,
             "name": _NULLABLE_STRING,
             "agent_object_id": _NULLABLE_STRING,
             "agent_name": _NULLABLE_STRING,
-            "content_markdown": {"type": "string"},
+            "content_markdown": _STRING,
             "created_on": _NULLABLE_DATETIME,
             "updated_on": _NULLABLE_DATETIME,
         },
-    },
-    "AppendMemoryRequest": {
-        "type": "object",
-        "required": ["scope", "content_markdown"],
-        "properties": {
-            "scope": {"type": "string", "enum": ["user", "agent"]},
-            "agent_object_id": _NULLABLE_STRING,
+    ),
+    "AppendMemoryRequest": _object(
+        ["scope", "content_markdown"],
+        {
+            **_WRITE_TARGET,
             "agent_name": _NULLABLE_STRING,
-            "content_markdown": {"type": "string", "pattern": r"\S"},
+            "content_markdown": _MARKDOWN,
             "reason": _NULLABLE_STRING,
             "operation_id": _NULLABLE_STRING,
             "session_id": _NULLABLE_STRING,
         },
-    },
-    "ClearMemoryRequest": {
-        "type": "object",
-        "required": ["scope", "confirm"],
-        "properties": {
-            "scope": {"type": "string", "enum": ["user", "agent"]},
-            "agent_object_id": _NULLABLE_STRING,
-            "confirm": {"const": True},
-        },
-    },
-    "ImportMemoryRequest": {
-        "type": "object",
-        "required": ["scope", "content_markdown"],
-        "properties": {
-            "scope": {"type": "string", "enum": ["user", "agent"]},
-            "agent_object_id": _NULLABLE_STRING,
-            "content_markdown": {"type": "string", "pattern": r"\S"},
+    ),
+    "ClearMemoryRequest": _object(
+        ["scope", "confirm"], {**_WRITE_TARGET, "confirm": {"const": True}}
+    ),
+    "ImportMemoryRequest": _object(
+        ["scope", "content_markdown"],
+        {
+            **_WRITE_TARGET,
+            "content_markdown": _MARKDOWN,
             "mode": {"type": "string", "enum": ["append", "replace"], "default": "append"},
         },
-    },
-    "ProblemDetails": {
-        "type": "object",
-        "required": ["type", "title", "status", "traceId"],
-        "properties": {
-            "type": {"type": "string"},
-            "title": {"type": "string"},
+    ),
+    "ProblemDetails": _object(
+        ["type", "title", "status", "traceId"],
+        {
+            "type": _STRING,
+            "title": _STRING,
             "status": {"type": "integer"},
-            "detail": {"type": "string"},
-            "traceId": {"type": "string"},
+            "detail": _STRING,
+            "traceId": _STRING,
         },
-    },
+    ),
     "ValidationProblemDetails": {
         "allOf": [
             _PROBLEM,
-            {
-                "type": "object",
-                "required": ["errors"],
-                "properties": {
+            _object(
+                ["errors"],
+                {
                     "errors": {
                         "type": "object",
-                        "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                        "additionalProperties": {"type": "array", "items": _STRING},
                     }
                 },
-            },
+            ),
         ]
     },
-    "Quota": {
-        "type": "object",
-        "required": [
-            "quota_name",
-            "quota_context",
-            "quota_exceeded",
-            "time_until_retry_seconds",
-        ],
-        "properties": {
-            "quota_name": {"type": "string"},
-            "quota_context": {"type": "string"},
+    "Quota": _object(
+        ["quota_name", "quota_context", "quota_exceeded", "time_until_retry_seconds"],
+        {
+            "quota_name": _STRING,
+            "quota_context": _STRING,
             "quota_exceeded": {"type": "boolean"},
             "time_until_retry_seconds": {"type": "integer"},
         },
-    },
-    "AgentResult": {
-        "type": "object",
-        "required": ["resource", "roles", "actions", "properties"],
-        "properties": {
-            "resource": {
-                "type": "object",
-                "required": ["type", "name", "object_id", "display_name", "description"],
-                "properties": {
+    ),
+    "AgentResult": _object(
+        ["resource", "roles", "actions", "properties"],
+        {
+            "resource": _object(
+                ["type", "name", "object_id", "display_name", "description"],
+                {
                     "type": {"const": "generic-agent"},
                     "name": {"type": "string", "pattern": "^[a-zA-Z]([a-zA-Z0-9_-]?)+$"},
-                    "object_id": {"type": "string"},
-                    "display_name": {"type": "string"},
-                    "description": {"type": "string"},
+                    "object_id": _STRING,
+                    "display_name": _STRING,
+                    "description": _STRING,
                 },
-            },
+            ),
             "roles": {
                 "type": "array",
                 "items": {"type": "string", "enum": ["Owner", "Contributor", "Reader"]},
             },
-            "actions": {"type": "array", "items": {"type": "string"}},
+            "actions": {"type": "array", "items": _STRING},
             "properties": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
         },
-    },
+    ),
 }
 
 

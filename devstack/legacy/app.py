@@ -13,17 +13,16 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
-from devstack.config import fixtures, idp_base_url, state_dir
-from devstack.coreapi.app import DropConnection, _drop
-from devstack.coreapi.auth import TokenValidator
-from devstack.coreapi.faults import Fault, Faults
+from devstack import emulators
+from devstack.config import LEGACY_HOST, fixtures, state_dir
+from devstack.coreapi.auth import TokenValidator, emulator_validator
+from devstack.coreapi.faults import DropConnection, Fault, Faults
 from devstack.coreapi.problems import ApiError, json_response
 from devstack.coreapi.validation import LimitedRequest, read_json_object
 from devstack.legacy import edits
@@ -40,7 +39,6 @@ from devstack.legacy.store import (
     StoreRow,
     audience,
 )
-from devstack.pki import ensure_pki
 from devstack.serve import RunningServer, start_in_thread
 
 log = logging.getLogger("devstack.legacy")
@@ -140,13 +138,7 @@ class LegacyEmulator:
 
     def _injected_fault(self, request: Request, environ: dict[str, Any]) -> Response | None:
         faults = self.faults
-        if not faults.applies_to(request.full_path.rstrip("?")):
-            return None
-        if faults.latency_ms:
-            time.sleep(faults.latency_ms / 1000)
-        fault = faults.draw()
-        if fault is Fault.DROP:
-            _drop(environ)
+        fault = faults.strike(request.full_path.rstrip("?"), environ)
         if fault is Fault.THROTTLE:
             return error_response(
                 429,
@@ -360,35 +352,23 @@ def _principal(claims: dict[str, Any]) -> str:
     raise LegacyError(401, "UNAUTHENTICATED", "The token names no principal.")
 
 
-def build(
-    home: Path | None = None,
-    idp_url: str | None = None,
-    ca_file: Path | None = None,
-    faults: Faults | None = None,
-) -> LegacyEmulator:
-    """The app over `{home}/legacy.sqlite3`, seeded with the demo stores on first use."""
-    home = home or state_dir()
+def build(**options: Unpack[emulators.Options]) -> LegacyEmulator:
+    """The app over `{home}/legacy.sqlite3`, seeded with the demo stores on first use.
+
+    No faults unless given (the legacy stores read no fault environment).
+    """
+    home = options.get("home") or state_dir()
     store = LegacyStore(home)
     store.seed_once()
-    validator = TokenValidator(
-        idp_url or idp_base_url(),
-        fixtures().tenant_id,
-        audience(),
-        ca_file or ensure_pki(home).ca_cert,
-    )
-    return LegacyEmulator(store, validator, faults if faults is not None else Faults())
+    validator = emulator_validator(home, options, fixtures().tenant_id, audience())
+    return LegacyEmulator(store, validator, options.get("faults") or Faults())
 
 
 def start(
-    host: str = "127.0.0.1",
-    port: int = 0,
-    home: Path | None = None,
-    idp_url: str | None = None,
-    ca_file: Path | None = None,
-    faults: Faults | None = None,
+    host: str = LEGACY_HOST, port: int = 0, **options: Unpack[emulators.Options]
 ) -> RunningServer:
     """Start on a free port (port=0) in a thread (tests); the caller stops it."""
-    return start_in_thread(build(home, idp_url, ca_file, faults), host, port)
+    return start_in_thread(build(**options), host, port)
 
 
 def emulator(running: RunningServer) -> LegacyEmulator:
