@@ -13,7 +13,6 @@ import dataclasses
 import datetime as dt
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,10 @@ import pytest
 import requests
 
 from devstack import coreapi
-from devstack.config import Fixtures, fixtures
+from devstack.config import fixtures
 from devstack.coreapi import Faults
-from devstack.coreapi.app import open_store
 from devstack.pki import Pki
 from devstack.serve import RunningServer
-from tests.conftest import TokenMinter
 
 INSTANCE = fixtures().instance_id
 ALICE = "alice@contoso.com"
@@ -170,40 +167,9 @@ def now_seconds() -> dt.datetime:
 
 
 @pytest.fixture(scope="module")
-def pristine(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki
-) -> Iterator[RunningServer]:
-    """Seeded demo data that no test in this module writes to."""
-    server = start_emulator(tmp_path_factory.mktemp("coreapi-pristine"), idp.url, pki)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def writable(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki
-) -> Iterator[RunningServer]:
-    server = start_emulator(tmp_path_factory.mktemp("coreapi-writable"), idp.url, pki)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def fresh(writable: RunningServer, tmp_path: Path, demo: Fixtures) -> RunningServer:
-    """An emulator over this test's own freshly seeded home: write anything, alice's too.
-
-    The server is shared by the module; only its store is swapped (restarts cost 0.5 s).
-    """
-    coreapi.emulator(writable).store = open_store(tmp_path, demo)
-    return writable
-
-
-@pytest.fixture
-def as_user(coreapi_tokens: TokenMinter):
-    def make(server: RunningServer, upn: str) -> Api:
-        return Api(server.url, coreapi_tokens.delegated(upn))
-
-    return make
+def pristine(emulators) -> RunningServer:
+    """Seeded demo data that no test in this module writes to (`fresh` is another server)."""
+    return emulators()
 
 
 # --- MemoryResponse shape and seeded demo data ----------------------------------------------

@@ -9,7 +9,6 @@ import hmac
 import json
 import socket
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import jwt
@@ -33,16 +32,6 @@ from tests.devstack.test_coreapi import (
     assert_validation_problem,
     start_emulator,
 )
-
-
-@pytest.fixture(scope="module")
-def server(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki
-) -> Iterator[RunningServer]:
-    """Seeded demo data; tests here write only to ad-hoc users."""
-    running = start_emulator(tmp_path_factory.mktemp("coreapi-auth"), idp.url, pki)
-    yield running
-    running.stop()
 
 
 def _b64(data: bytes) -> str:

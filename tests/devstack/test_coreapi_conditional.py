@@ -11,20 +11,14 @@ import hashlib
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
 from devstack import coreapi
-from devstack.config import Fixtures
-from devstack.coreapi.app import open_store
 from devstack.coreapi.store import USER_SCOPE_KEY, MemoryStore, PreconditionFailed
-from devstack.pki import Pki
-from devstack.serve import RunningServer
 from tests.devstack.test_coreapi import (
     ALICE,
     BOB,
@@ -34,7 +28,6 @@ from tests.devstack.test_coreapi import (
     agent_id,
     assert_problem,
     assert_validation_problem,
-    start_emulator,
 )
 
 ETAG_SHAPE = re.compile(r'"[0-9a-f]{64}"')
@@ -45,30 +38,6 @@ DETAIL = "The memory changed since the version in If-Match."
 
 def sha256_etag(content: str) -> str:
     return f'"{hashlib.sha256(content.encode("utf-8")).hexdigest()}"'
-
-
-@pytest.fixture(scope="module")
-def server(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki
-) -> Iterator[RunningServer]:
-    running = start_emulator(tmp_path_factory.mktemp("coreapi-conditional"), idp.url, pki)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def fresh(server: RunningServer, tmp_path: Path, demo: Fixtures) -> RunningServer:
-    """The module's server over this test's own freshly seeded store."""
-    coreapi.emulator(server).store = open_store(tmp_path, demo)
-    return server
-
-
-@pytest.fixture
-def as_user(coreapi_tokens):
-    def make(running: RunningServer, upn: str) -> Api:
-        return Api(running.url, coreapi_tokens.delegated(upn))
-
-    return make
 
 
 def body_for(scope: str, agent: str | None, **fields: Any) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from devstack.config import REPO_ROOT
 from devstack.coreapi import Faults
 from devstack.coreapi.__main__ import faults_from, parser
 from devstack.coreapi.faults import ENV_PREFIX, Fault
-from devstack.pki import Pki
 from devstack.serve import RunningServer
 from tests.devstack.test_coreapi import (
     ALICE,
@@ -31,17 +30,7 @@ from tests.devstack.test_coreapi import (
     agent_id,
     assert_problem,
     heading_times,
-    start_emulator,
 )
-
-
-@pytest.fixture(scope="module")
-def server(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki
-) -> Iterator[RunningServer]:
-    running = start_emulator(tmp_path_factory.mktemp("coreapi-faults"), idp.url, pki)
-    yield running
-    running.stop()
 
 
 @pytest.fixture
