@@ -271,35 +271,32 @@ def test_40_concurrent_appends_lose_none(server, coreapi_tokens) -> None:
 _JSON = {"Content-Type": "application/json"}
 
 
+# Append bodies sent as JSON that are not a valid AppendMemoryRequest: each one is a 400.
+_BAD_APPEND_BODIES = (
+    b"{not json",
+    b"",
+    b"   ",
+    b'["scope", "user"]',
+    b'"user"',
+    b"null",
+    b'{"scope": "user", "content_markdown": NaN}',
+    b'{"scope": 1, "content_markdown": "x"}',
+    b'{"scope": "user", "content_markdown": {"a": 1}}',
+    b'{"scope": "user", "content_markdown": "\xff\xfe"}',
+    b'{"scope": "user", "content_markdown": "\\ud800"}',
+    b'{"scope": "user", "content_markdown": "x", "reason": 5}',
+    b"[" * 100_000,
+)
+_APPEND = b'{"scope": "user", "content_markdown": "x"}'
+
+
 @pytest.mark.parametrize(
     ("path", "data", "headers", "status"),
     [
-        ("memory/append", b"{not json", _JSON, 400),
-        ("memory/append", b"", _JSON, 400),
-        ("memory/append", b"   ", _JSON, 400),
-        ("memory/append", b'["scope", "user"]', _JSON, 400),
-        ("memory/append", b'"user"', _JSON, 400),
-        ("memory/append", b"null", _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": NaN}', _JSON, 400),
-        ("memory/append", b'{"scope": 1, "content_markdown": "x"}', _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": {"a": 1}}', _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": "\xff\xfe"}', _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": "\\ud800"}', _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": "x", "reason": 5}', _JSON, 400),
-        ("memory/append", b"[" * 100_000, _JSON, 400),
-        ("memory/append", b'{"scope": "user", "content_markdown": "x"}', {}, 415),
-        (
-            "memory/append",
-            b'{"scope": "user", "content_markdown": "x"}',
-            {"Content-Type": "text/plain"},
-            415,
-        ),
-        (
-            "memory/append",
-            b'{"scope": "user", "content_markdown": "x"}',
-            {"Content-Type": "application/json; charset=latin-1"},
-            415,
-        ),
+        *(("memory/append", body, _JSON, 400) for body in _BAD_APPEND_BODIES),
+        ("memory/append", _APPEND, {}, 415),
+        ("memory/append", _APPEND, {"Content-Type": "text/plain"}, 415),
+        ("memory/append", _APPEND, {"Content-Type": "application/json; charset=latin-1"}, 415),
         ("memory/clear", b'{"scope": "user", "confirm": "true"}', _JSON, 400),
         ("memory/clear", b"{}", _JSON, 400),
         (
