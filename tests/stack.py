@@ -176,6 +176,37 @@ def start_portal(
     return portal
 
 
+@dataclass
+class Instances:
+    """Two portal instances, A and B, behind an imaginary load balancer."""
+
+    a: Portal
+    b: Portal
+
+    def stop(self) -> None:
+        self.b.stop()
+        self.a.stop()
+
+
+def start_instances(
+    stack: Devstack, database_url: str, extra_env: dict[str, str] | None = None
+) -> Instances:
+    """A and B (one worker of 4 threads each) on one database and one DJANGO_STATIC_ROOT:
+    A migrates the database and collects the static files that B serves too."""
+    shared = {
+        "DATABASE_URL": database_url,
+        "DJANGO_STATIC_ROOT": str(stack.home / "static"),
+        **(extra_env or {}),
+    }
+    a = start_portal(stack, name="a", workers=1, threads=4, extra_env=shared)
+    try:
+        b = start_portal(stack, name="b", workers=1, threads=4, extra_env=shared, prepare=False)
+    except BaseException:
+        a.stop()
+        raise
+    return Instances(a, b)
+
+
 def sign_in(portal: str, ca: str, upn: str = UPN) -> requests.Session:
     """A browser session signed in as `upn`, stopped at the callback's redirect (so the
     first page it loads is cold)."""

@@ -29,11 +29,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from devstack import coreapi as coreapi_module
-from devstack.config import Fixtures
-from devstack.pki import Pki
-from devstack.serve import RunningServer
-from tests.stack import Devstack, Portal, free_port, sign_in, start_portal
+from tests.stack import Devstack, Instances, Portal, free_port, sign_in, start_instances
 
 TIMEOUT = 30
 METRICS_TOKEN = "outage-scrape-token"
@@ -187,43 +183,20 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
 
 
 @pytest.fixture(scope="module")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki, demo: Fixtures
-) -> Iterator[Devstack]:
-    home = tmp_path_factory.mktemp("outages")
-    coreapi = coreapi_module.start(
-        home=home / "coreapi", idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
-    )
-    yield Devstack(home=home, fixtures=demo, idp=idp, coreapi=coreapi, ca=str(pki.ca_cert))
-    coreapi.stop()
-
-
-@dataclass
-class Instances:
-    a: Portal
-    b: Portal
-
-
-@pytest.fixture(scope="module")
 def instances(stack: Devstack, postgres: Postgres, redis_server: Redis) -> Iterator[Instances]:
-    shared = {
-        "DATABASE_URL": postgres.url,
-        "REDIS_URL": redis_server.url,
-        "DJANGO_STATIC_ROOT": str(stack.home / "static"),
-        "PORTAL_METRICS_TOKEN": METRICS_TOKEN,
-        "PORTAL_DEPENDENCY_CHECK_SECONDS": CHECK_SECONDS,
-        "PORTAL_REDIS_RETRY_SECONDS": "1",
-        "PORTAL_LOG_LEVEL": "INFO",
-    }
-    a = start_portal(stack, name="a", workers=1, threads=4, extra_env=shared)
-    try:
-        b = start_portal(stack, name="b", workers=1, threads=4, extra_env=shared, prepare=False)
-    except BaseException:
-        a.stop()
-        raise
-    yield Instances(a, b)
-    b.stop()
-    a.stop()
+    both = start_instances(
+        stack,
+        postgres.url,
+        {
+            "REDIS_URL": redis_server.url,
+            "PORTAL_METRICS_TOKEN": METRICS_TOKEN,
+            "PORTAL_DEPENDENCY_CHECK_SECONDS": CHECK_SECONDS,
+            "PORTAL_REDIS_RETRY_SECONDS": "1",
+            "PORTAL_LOG_LEVEL": "INFO",
+        },
+    )
+    yield both
+    both.stop()
 
 
 def dependency_up(portal: Portal, dependency: str) -> float | None:

@@ -15,22 +15,17 @@ import os
 import uuid
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
 
-from devstack import coreapi as coreapi_module
-from devstack.config import Fixtures
-from devstack.pki import Pki
-from devstack.serve import RunningServer
 from memory_ui.coreapi import CallerAuth
 from memory_ui.coreapi.client import CoreAPIClient
 from tests.conftest import TokenMinter
 from tests.integration.test_transfer import AGENTS, Api, hidden_import, page_text
 from tests.pages import Form, batched_cards, forms
-from tests.stack import Devstack, Portal, sign_in, start_portal
+from tests.stack import Devstack, Instances, Portal, sign_in, start_instances
 
 HTMX = {"HX-Request": "true"}
 TIMEOUT = 30
@@ -62,37 +57,10 @@ def shared_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory, idp: RunningServer, pki: Pki, demo: Fixtures
-) -> Iterator[Devstack]:
-    """The session's IdP and an emulator of this module's own: the tests change memory."""
-    home = tmp_path_factory.mktemp("instances")
-    coreapi = coreapi_module.start(
-        home=home / "coreapi", idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
-    )
-    yield Devstack(home=home, fixtures=demo, idp=idp, coreapi=coreapi, ca=str(pki.ca_cert))
-    coreapi.stop()
-
-
-@dataclass
-class Instances:
-    a: Portal
-    b: Portal
-
-
-@pytest.fixture(scope="module")
 def instances(stack: Devstack, shared_database: str) -> Iterator[Instances]:
-    shared = {"DATABASE_URL": shared_database, "DJANGO_STATIC_ROOT": str(stack.home / "static")}
-    a = start_portal(stack, name="a", workers=1, threads=4, extra_env=shared)
-    try:
-        # A migrated the shared database and collected the static files B serves.
-        b = start_portal(stack, name="b", workers=1, threads=4, extra_env=shared, prepare=False)
-    except BaseException:
-        a.stop()
-        raise
-    yield Instances(a, b)
-    b.stop()
-    a.stop()
+    both = start_instances(stack, shared_database)
+    yield both
+    both.stop()
 
 
 @pytest.fixture

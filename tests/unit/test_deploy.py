@@ -54,28 +54,45 @@ def example_env(tmp_path: Path) -> dict[str, str]:
     return values
 
 
-def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+# Application Insights towards loopback, where nothing listens; no resource detection and
+# no statsbeat, so nothing leaves the machine.
+TELEMETRY = {
+    "APPLICATIONINSIGHTS_CONNECTION_STRING": (
+        "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+        "IngestionEndpoint=http://127.0.0.1:9/"
+    ),
+    "OTEL_EXPERIMENTAL_RESOURCE_DETECTORS": "otel",
+    "APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL": "true",
+}
+
+
+def devstack_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """clean_env for the devstack's identities, with an SQLite database in tmp_path."""
+    return clean_env(
+        PORTAL_DEVSTACK="true",
+        DJANGO_SECRET_KEY="deploy-test-" + "k" * 40,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        **extra,
     )
+
+
+def run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`command` in a fresh process in the repository, as an operator would run it."""
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "manage.py", *args], env)
 
 
 def entrypoint(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """deploy/entrypoint.sh as the image runs it, with this interpreter's tools on PATH."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
-        ["deploy/entrypoint.sh", *args],
-        cwd=REPO,
-        env={**env, "PATH": path},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run(["deploy/entrypoint.sh", *args], {**env, "PATH": path})
+
+
+def python(probe: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-c", probe], env)
 
 
 def test_documented_production_configuration_passes_check_deploy(tmp_path: Path):
@@ -115,37 +132,22 @@ def test_without_the_hsts_variables_check_deploy_warns(tmp_path: Path):
 def test_migrate_makes_the_cache_table_even_with_redis(tmp_path: Path):
     """REDIS_URL names a Redis nobody runs: migrate never needs it, and the table is
     there for the day Redis is dropped (and for sessions and staged restores now)."""
-    database = tmp_path / "portal.sqlite3"
-    env = clean_env(
-        PORTAL_DEVSTACK="true",
-        DJANGO_SECRET_KEY="migrate-test-" + "k" * 40,
-        DATABASE_URL=f"sqlite:///{database}",
-        REDIS_URL="redis://127.0.0.1:9/0",
-    )
+    env = devstack_env(tmp_path, REDIS_URL="redis://127.0.0.1:9/0")
     result = entrypoint("migrate", env=env)
     assert result.returncode == 0, result.stderr
-    with sqlite3.connect(database) as db:
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert "portal_cache" in tables
 
 
 def test_gunicorn_loads_its_configuration(tmp_path: Path):
-    env = clean_env(
-        PORTAL_DEVSTACK="true",
-        DJANGO_SECRET_KEY="gunicorn-test-" + "k" * 40,
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    env = devstack_env(
+        tmp_path,
         DJANGO_STATIC_ROOT=str(tmp_path / "static"),
         GUNICORN_MAX_REQUESTS="500",
         TMPDIR=str(tmp_path),
     )
-    result = subprocess.run(
-        [str(GUNICORN), "-c", "deploy/gunicorn.conf.py", "--print-config"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run([str(GUNICORN), "-c", "deploy/gunicorn.conf.py", "--print-config"], env)
     assert result.returncode == 0, result.stderr
     printed = dict(
         (name.strip(), value.strip())
@@ -160,18 +162,7 @@ def test_gunicorn_loads_its_configuration(tmp_path: Path):
 
 
 def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
-    env = clean_env(
-        PORTAL_DEVSTACK="true",
-        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        # Loopback only: nothing listens there; no resource detection, no statsbeat.
-        APPLICATIONINSIGHTS_CONNECTION_STRING=(
-            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
-            "IngestionEndpoint=http://127.0.0.1:9/"
-        ),
-        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
-        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
-    )
+    env = devstack_env(tmp_path, **TELEMETRY)
     probe = (
         "import logging, portal.wsgi\n"
         "from django.conf import settings\n"
@@ -181,14 +172,7 @@ def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
         "print(sorted(type(h).__name__ for h in logging.getLogger().handlers))\n"
         "import os; os._exit(0)\n"  # no exporter flush towards the unreachable endpoint
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python(probe, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "TracerProvider",
@@ -201,19 +185,12 @@ def test_probes_answer_by_pod_ip_with_telemetry_on(tmp_path: Path):
     """Issue 19: with Application Insights on, the OpenTelemetry middleware read the Host
     first and answered 400 to kubelet's probes by pod IP. The WSGI application exactly as
     gunicorn loads it, telemetry on, called with a pod IP as the Host."""
-    env = clean_env(
-        PORTAL_DEVSTACK="true",
-        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
+    env = devstack_env(
+        tmp_path,
         DJANGO_ALLOWED_HOSTS="memory.contoso.com",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
         PORTAL_METRICS_TOKEN="scrape-token",
         PORTAL_DEPENDENCY_CHECK_SECONDS="0",
-        APPLICATIONINSIGHTS_CONNECTION_STRING=(
-            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
-            "IngestionEndpoint=http://127.0.0.1:9/"
-        ),
-        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
-        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
+        **TELEMETRY,
     )
     probe = (
         "import io, sys, portal.wsgi\n"
@@ -234,14 +211,7 @@ def test_probes_answer_by_pod_ip_with_telemetry_on(tmp_path: Path):
         "print(names[:5])\n"
         "import os; os._exit(0)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python(probe, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "/livez 200",
@@ -254,27 +224,9 @@ def test_probes_answer_by_pod_ip_with_telemetry_on(tmp_path: Path):
 def test_the_log_stream_stays_json_when_the_telemetry_exporter_fails(tmp_path: Path):
     """Issue 19: the exporter's own warnings and its failed flush at exit were bare text.
     Its endpoint refuses connections here; the process exits normally (atexit runs)."""
-    env = clean_env(
-        PORTAL_DEVSTACK="true",
-        DJANGO_SECRET_KEY="telemetry-test-" + "k" * 40,
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        PORTAL_DEPENDENCY_CHECK_SECONDS="0",
-        APPLICATIONINSIGHTS_CONNECTION_STRING=(
-            "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
-            "IngestionEndpoint=http://127.0.0.1:9/"
-        ),
-        OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="otel",
-        APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL="true",
-    )
+    env = devstack_env(tmp_path, PORTAL_DEPENDENCY_CHECK_SECONDS="0", **TELEMETRY)
     probe = "import logging, portal.wsgi\nlogging.getLogger('memory_ui').warning('exported')\n"
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python(probe, env)
     assert result.returncode == 0, result.stderr
     entries = [json.loads(line) for line in result.stderr.splitlines()]  # each line JSON
     assert any(entry["message"] == "exported" for entry in entries)

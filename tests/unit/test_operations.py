@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 
 import pytest
 from django.test import Client
@@ -14,7 +13,6 @@ from memory_ui.coreapi import context
 from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.coreapi.types import CallerAuth
 from portal import probes
-from portal.logs import JsonFormatter, RequestIdFilter
 
 pytestmark = pytest.mark.django_db
 
@@ -24,19 +22,6 @@ def not_draining(monkeypatch: pytest.MonkeyPatch, static_from_finders) -> None:
     """A process not shutting down, pages rendered with static files from the finders."""
     monkeypatch.setattr(probes, "_draining", False)
     monkeypatch.delenv("PORTAL_DRAIN_FILE", raising=False)
-
-
-@pytest.fixture
-def json_log() -> Iterator[io.StringIO]:
-    """Every log line, formatted as in production."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    handler.addFilter(RequestIdFilter())
-    root = logging.getLogger()
-    root.addHandler(handler)
-    yield stream
-    root.removeHandler(handler)
 
 
 def lines(stream: io.StringIO) -> list[dict]:

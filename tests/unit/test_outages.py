@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
-from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import get_user
@@ -19,7 +17,6 @@ from django.utils.functional import SimpleLazyObject
 
 from portal import urls as portal_urls
 from portal.caches import RedisWithDatabaseFallback
-from portal.logs import JsonFormatter, RequestIdFilter
 
 pytestmark = pytest.mark.django_db
 
@@ -63,18 +60,6 @@ urlpatterns = [
 ]
 ERRORS = {"database": OperationalError, "bug": RuntimeError}
 handler500 = "portal.outages.server_error"
-
-
-@pytest.fixture
-def json_log() -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    handler.addFilter(RequestIdFilter())
-    root = logging.getLogger()
-    root.addHandler(handler)
-    yield stream
-    root.removeHandler(handler)
 
 
 @pytest.fixture
