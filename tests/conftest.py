@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +15,7 @@ from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
 from devstack import legacy as legacy_module
 from devstack.config import Client, Fixtures, User, fixtures, issuer
+from devstack.coreapi.faults import Faults
 from devstack.legacy.store import audience as legacy_audience
 from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer
@@ -61,18 +64,24 @@ def static_from_finders(settings) -> None:
     }
 
 
-@pytest.fixture(scope="session")
-def coreapi(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
-    """The CoreAPI emulator over the session's state folder, seeded with the demo memory.
-
-    No faults unless a test switches them on (`devstack.coreapi.emulator(coreapi).faults`):
-    DEVSTACK_COREAPI_FAULT_* in the developer's environment must not leak into tests.
-    """
-    server = coreapi_module.start(
-        home=devstack_home, idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
-    )
+@contextmanager
+def _emulator(
+    module: ModuleType, home: Path, idp: RunningServer, pki: Pki
+) -> Iterator[RunningServer]:
+    """`module`'s emulator (devstack.coreapi or devstack.legacy) over `home`, trusting the
+    session's IdP, seeded with its demo data on first use. No faults unless a test switches
+    them on (`module.emulator(server).faults`): DEVSTACK_COREAPI_FAULT_* in the developer's
+    environment must not leak into tests."""
+    server = module.start(home=home, idp_url=idp.url, ca_file=pki.ca_cert, faults=Faults())
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def coreapi(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
+    """The CoreAPI emulator over the session's state folder, seeded with the demo memory."""
+    with _emulator(coreapi_module, devstack_home, idp, pki) as server:
+        yield server
 
 
 @pytest.fixture
@@ -85,38 +94,23 @@ def portal_coreapi(coreapi: RunningServer) -> RunningServer:
 @pytest.fixture
 def fresh_coreapi(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
     """An emulator of its own with freshly seeded demo memory, for tests that change memory."""
-    server = coreapi_module.start(
-        home=tmp_path / "coreapi",
-        idp_url=idp.url,
-        ca_file=pki.ca_cert,
-        faults=coreapi_module.Faults(),
-    )
-    yield server
-    server.stop()
+    with _emulator(coreapi_module, tmp_path / "coreapi", idp, pki) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
 def legacy(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
     """The legacy memory store emulator (seed 003) over the session's state folder, with
-    its demo stores; tests that write use `fresh_legacy`. No faults unless a test sets them."""
-    server = legacy_module.start(
-        home=devstack_home, idp_url=idp.url, ca_file=pki.ca_cert, faults=coreapi_module.Faults()
-    )
-    yield server
-    server.stop()
+    its demo stores; tests that write use `fresh_legacy`."""
+    with _emulator(legacy_module, devstack_home, idp, pki) as server:
+        yield server
 
 
 @pytest.fixture
 def fresh_legacy(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[RunningServer]:
     """A legacy store emulator of its own with freshly seeded demo stores."""
-    server = legacy_module.start(
-        home=tmp_path / "legacy",
-        idp_url=idp.url,
-        ca_file=pki.ca_cert,
-        faults=coreapi_module.Faults(),
-    )
-    yield server
-    server.stop()
+    with _emulator(legacy_module, tmp_path / "legacy", idp, pki) as server:
+        yield server
 
 
 @dataclass(frozen=True)

@@ -83,20 +83,30 @@ def test_transient_errors_are_retried_for_reads(alice: Client, faults: Faults, s
         assert alice.get("/cards/user", **HTMX).status_code == 200
 
 
-def test_timeout_says_coreapi_is_unavailable(alice: Client, faults: Faults, settings):
-    _fresh_client(settings, COREAPI_READ_TIMEOUT=0.3, COREAPI_GET_RETRIES=0)
-    faults.path_regex = "agents/it-helpdesk"
-    faults.latency_ms = 2000
-    card = alice.get("/cards/agents/it-helpdesk", **HTMX)
-    assert card.status_code == 503
-    assert "CoreAPI is unavailable, try again." in card.content.decode()
-
-
-def test_dropped_connection_says_coreapi_is_unavailable(alice: Client, faults: Faults, settings):
-    _fresh_client(settings, COREAPI_GET_RETRIES=0)
-    faults.path_regex = "scope=user"
-    faults.drop_rate = 1.0
-    card = alice.get("/cards/user", **HTMX)
+@pytest.mark.parametrize(
+    ("client_settings", "fault", "card_url"),
+    [
+        pytest.param(
+            {"COREAPI_READ_TIMEOUT": 0.3},
+            {"path_regex": "agents/it-helpdesk", "latency_ms": 2000},
+            "/cards/agents/it-helpdesk",
+            id="timeout",
+        ),
+        pytest.param(
+            {},
+            {"path_regex": "scope=user", "drop_rate": 1.0},
+            "/cards/user",
+            id="dropped-connection",
+        ),
+    ],
+)
+def test_no_answer_says_coreapi_is_unavailable(
+    alice: Client, faults: Faults, settings, client_settings, fault, card_url
+):
+    _fresh_client(settings, COREAPI_GET_RETRIES=0, **client_settings)
+    for name, value in fault.items():
+        setattr(faults, name, value)
+    card = alice.get(card_url, **HTMX)
     assert card.status_code == 503
     assert "CoreAPI is unavailable, try again." in card.content.decode()
 
