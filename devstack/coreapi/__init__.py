@@ -23,8 +23,9 @@ fixtures.toml `[[memory]]` is appended once, when the database is first created.
 
 Starting it:
 
-    start(host="127.0.0.1", port=0, home=None, idp_url=None, ca_file=None, faults=None,
-          fixtures_=None) -> RunningServer        # tests; emulator(server) gives the app
+    start(host="127.0.0.1", port=0, *, home=, idp_url=, ca_file=, faults=, fixtures_=)
+        -> RunningServer        # tests; keywords optional (devstack.emulators.Options, plus
+                                # fixtures_); emulator(server) gives the app
     python -m devstack.coreapi [--host 127.0.0.1] [--port 8001] [--home DIR]
         [--idp-url https://127.0.0.1:8443] [--ca-file DIR/ca.pem] [--fault-... flags]
 

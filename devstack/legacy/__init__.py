@@ -18,7 +18,8 @@ Bearer tokens are validated against the devstack IdP exactly like the CoreAPI em
 (devstack.coreapi.auth.TokenValidator) with the audience of devstack/legacy/fixtures.toml.
 Storage is `{home}/legacy.sqlite3`, seeded once from devstack/legacy/fixtures.toml.
 
-    start(host="127.0.0.1", port=0, home=None, idp_url=None, ca_file=None, faults=None)
+    start(host="127.0.0.1", port=0, *, home=, idp_url=, ca_file=, faults=)
+        -> RunningServer        # keywords optional (devstack.emulators.Options)
     python -m devstack.legacy [--host 127.0.0.1] [--port 8002] [--home DIR] [--idp-url URL]
 """
 

@@ -95,6 +95,13 @@ def python(probe: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-c", probe], env)
 
 
+def printed(probe: str, env: dict[str, str]) -> list[str]:
+    """The lines `probe` prints, once it has run to its end."""
+    result = python(probe, env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
 def test_documented_production_configuration_passes_check_deploy(tmp_path: Path):
     result = entrypoint("check", env=clean_env(**example_env(tmp_path)))
     assert result.returncode == 0, result.stderr
@@ -172,9 +179,7 @@ def test_telemetry_switches_on_with_a_connection_string(tmp_path: Path):
         "print(sorted(type(h).__name__ for h in logging.getLogger().handlers))\n"
         "import os; os._exit(0)\n"  # no exporter flush towards the unreachable endpoint
     )
-    result = python(probe, env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
+    assert printed(probe, env) == [
         "TracerProvider",
         "True",
         "['LoggingHandler', 'StreamHandler']",
@@ -211,9 +216,7 @@ def test_probes_answer_by_pod_ip_with_telemetry_on(tmp_path: Path):
         "print(names[:5])\n"
         "import os; os._exit(0)\n"
     )
-    result = python(probe, env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
+    assert printed(probe, env) == [
         "/livez 200",
         "/readyz 200",
         "/metrics 200",
