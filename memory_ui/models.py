@@ -98,3 +98,27 @@ class MemoryVisit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_oid} {self.target_key} {self.seen_at:%Y-%m-%d %H:%M}"
+
+
+class SubmissionClaim(models.Model):
+    """One rendering of a form that adds to memory, claimed by the request that adds
+    (web/stores/claims.py). In the database, not the cache: a claim must outlive a Redis
+    outage, or a form re-sent while the database cache stands in would add twice. The
+    unique constraint is what refuses a second claim; rows go after a day."""
+
+    owner_oid = models.CharField(max_length=64)
+    token = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # "" while the addition is under way or done; "unknown" when it got no answer, and
+    # "settling" while one request looks for it (round counts the attempts given back).
+    state = models.CharField(max_length=8, blank=True)
+    round = models.PositiveIntegerField(default=0)
+    began = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = (
+            models.UniqueConstraint(fields=("owner_oid", "token"), name="one_claim_per_form"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.owner_oid} {self.token} {self.created_at:%Y-%m-%d %H:%M}"

@@ -3,7 +3,7 @@
 Each instance is its own gunicorn process on its own port, as in production; they share
 one database (SQLite file by default, a fresh PostgreSQL database when DATABASE_URL points
 at PostgreSQL, as in `./dev test`'s PostgreSQL pass), which holds the sessions, the msal
-token caches and the cache table (staged restores, single-use submission keys). A
+token caches and the cache table (staged restores) and the single-use submission keys. A
 requests-based browser signs in on A and goes on wherever its requests land, including
 on B after B was restarted.
 """
@@ -140,7 +140,7 @@ def test_an_import_previewed_on_one_instance_is_confirmed_on_the_other_once(
     done = confirm_import(browser, instances.b, preview)
     assert urlsplit(done.headers["Location"]).path == "/memory/user"
     # The same confirmation sent again, to the other instance (a retry through the load
-    # balancer): the submission key claimed on B is in the shared cache, so A adds nothing.
+    # balancer): the submission key claimed on B is in the shared database, so A adds nothing.
     again = confirm_import(browser, instances.a, preview)
     assert urlsplit(again.headers["Location"]).path == "/memory/user"
 

@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import path
 from django.utils.functional import SimpleLazyObject
 
+from memory_ui.web.stores.claims import submission_claim
 from portal import urls as portal_urls
 from portal.caches import RedisWithDatabaseFallback
 
@@ -128,3 +129,27 @@ def test_redis_unreachable_falls_back_to_the_database_cache(settings):
     assert redis.add("single-use", 1, 60) is False
     redis.delete("fallback-key")
     assert redis.get("fallback-key") is None
+
+
+def test_a_submission_key_claimed_before_a_redis_outage_stays_claimed(settings):
+    settings.PORTAL_REDIS_RETRY_SECONDS = 60
+    # Redis answering is stood in for by process memory (no Redis server in unit tests).
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "durable": settings.DATABASE_CACHE,
+    }
+    token = "k" * 22
+    assert submission_claim("alice-oid", token) is True
+    # Then Redis goes away (nothing listens on port 9): the database cache stands in.
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "portal.caches.RedisWithDatabaseFallback",
+            "LOCATION": "redis://127.0.0.1:9/0",
+        },
+        "durable": settings.DATABASE_CACHE,
+    }
+    assert caches["default"].redis_ok() is False
+    # The form confirmed again in that window adds nothing a second time.
+    assert submission_claim("alice-oid", token) is False
+    # Another person's form with the same key is theirs to claim.
+    assert submission_claim("bob-oid", token) is True
