@@ -25,7 +25,6 @@ from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.operations import Actor, agents_list, memory_load_many
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web.forms.support import (
-    EVERY_MEMORY,
     DeletionRequestForm,
     LookupForm,
     RevealForm,
@@ -145,9 +144,6 @@ def overview(
             for row, summary in enumerate(summaries, 1)
         ],
         "request_form": form,
-        "every_memory": EVERY_MEMORY,
-        # Nothing ticked at first: support chooses "All memories" or the ones asked for.
-        "chosen": form.data.getlist("scopes") if form.is_bound else [],
         "request_nonce": nonce_issue(request.session, upn, "request"),
     }
     return render(request, OVERVIEW, context, status=status)

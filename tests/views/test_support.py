@@ -497,6 +497,25 @@ def test_the_request_form_starts_with_nothing_chosen(carol: Client, fake: FakeCo
     assert "Tick “All memories” or the ones the user asked about." in page_text(refused)
 
 
+def test_the_memory_checkboxes_render_through_the_form_renderer(carol: Client, fake: FakeCoreAPI):
+    """Like every other field (templates/forms/field.html): each box labelled by its id,
+    the error tied to the group and each box marked invalid, the ticks kept."""
+    html = body(look_up(carol))
+    boxes = re.findall(r'<input type="checkbox" name="scopes"[^>]*>', html)
+    ids = [re.search(r'id="([^"]+)"', box).group(1) for box in boxes]
+    assert ids == [f"request-scopes_{n}" for n in range(5)]
+    assert all(f'<label for="{box_id}">' in html for box_id in ids)
+    assert '<fieldset aria-describedby="request-scopes-help"><legend>Memories</legend>' in html
+    nonce = field_value(html, "nonce")
+    refused = body(
+        carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=["user"], ticket=""))
+    )
+    assert 'value="user" id="request-scopes_1" checked' in refused
+    none = body(carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=[])))
+    assert 'aria-describedby="request-scopes-help request-scopes-error"' in none
+    assert len(re.findall(r'name="scopes" value="[^"]+" aria-invalid="true"', none)) == 5
+
+
 def test_the_request_page_says_how_the_memories_were_chosen(carol: Client, fake: FakeCoreAPI):
     everything = page_text(carol.get(start(carol)))
     assert "All memories (4): “All memories” was chosen" in everything

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.utils.html import format_html
 
 from memory_ui.audit import Action
 from memory_ui.memory.targets import Target
@@ -88,17 +89,26 @@ class DeletionRequestForm(NonceConfirmation):
         regex=r"^[A-Za-z0-9][A-Za-z0-9._#/:-]*$",
         error_messages={"invalid": "Use letters, digits and . _ # / : - only."},
     )
+    # Nothing ticked at first: support chooses "All memories" or the ones asked for.
     scopes = forms.MultipleChoiceField(
+        label="Memories",
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Tick “All memories”, or only the memories the user asked about. "
+        "Nothing is chosen for you.",
         error_messages={
             "required": "Choose the memories to delete, or all of them. Tick “All memories” or "
             "the ones the user asked about."
-        }
+        },
     )
 
     def __init__(self, *args: Any, scope_choices: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, auto_id="request-%s", **kwargs)
         self.keys = [key for key, _ in scope_choices]
-        self.fields["scopes"].choices = [(EVERY_MEMORY, "All memories"), *scope_choices]
+        every = format_html(
+            "<strong>{}</strong> (every one in the table above, whatever else is ticked)",
+            "All memories",
+        )
+        self.fields["scopes"].choices = [(EVERY_MEMORY, every), *scope_choices]
 
     def clean_scopes(self) -> list[str]:
         chosen = self.cleaned_data["scopes"]
