@@ -1,6 +1,7 @@
 """What every support screen shares: the door each view of a looked-up user goes
-through (`support_door`: the canonical UPN, only after a look-up in this session), the
-page CoreAPI's or the sign-in's refusal shows, the user's memories, and the overview.
+through (`support_door`: the opaque id in the address resolved to the canonical UPN, only
+after a look-up in this session), the page CoreAPI's or the sign-in's refusal shows, the
+user's memories, and the overview.
 
 Calls to CoreAPI use the portal's own app token plus X-USER-IDENTITY for the looked-up
 user (docs/architecture.md, Identity and authorization); end-user calls never do.
@@ -12,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -26,45 +26,50 @@ from memory_ui.memory.operations import Actor, agents_list, memory_load_many
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web.forms.support import (
     DeletionRequestForm,
-    LookupForm,
     RevealForm,
-    valid_upn,
 )
-from memory_ui.web.stores.support import looked_up, nonce_issue
+from memory_ui.web.stores.support import looked_up, nonce_issue, person_upn
 
 OVERVIEW = "memory_ui/support/user.html"
 
 
 @dataclass(frozen=True)
 class LookedUp:
-    """The user a support view acts for: `upn` canonical (lower-case), `as_written` as the
-    URL spelled it."""
+    """The user a support view acts for: `upn` canonical (lower-case), `subject` the
+    opaque id that stands for them in this session's addresses (never the UPN: URLs end
+    up in access logs, browser history and Referer headers)."""
 
     upn: str
-    as_written: str
+    subject: str
 
 
 class Turned(Exception):
-    """The door's answer instead of the view's (no look-up yet, a malformed UPN)."""
+    """The door's answer instead of the view's (an unknown id, no look-up yet)."""
 
     def __init__(self, response: HttpResponse) -> None:
         super().__init__()
         self.response = response
 
 
-def _looked_up_user(request: HttpRequest, upn: str) -> LookedUp:
-    """The URL's user when this session looked them up; otherwise `Turned`: 400 for a
-    malformed UPN, the look-up form (filled in) for the others. Nothing is done or audited
-    without a look-up."""
-    canonical = valid_upn(upn)
-    if canonical is None:
-        form = LookupForm({"upn": upn})
-        raise Turned(render(request, "memory_ui/support/home.html", {"form": form}, status=400))
-    if not looked_up(request.session, canonical):
-        if request.method == "POST":
-            messages.warning(request, f"Look {canonical} up first; nothing was done.")
-        raise Turned(redirect(f"{reverse('support_home')}?{urlencode({'upn': canonical})}"))
-    return LookedUp(canonical, upn)
+def _looked_up_user(request: HttpRequest, subject: str) -> LookedUp:
+    """The user `subject` stands for when this session looked them up; otherwise `Turned`
+    to the look-up form with a message: for an id this session does not know (expired,
+    signed out since, or another person's session), or for someone not looked up yet
+    (an id the audit trail's filter made), with their UPN filled in. Nothing is done or
+    audited without a look-up."""
+    upn = person_upn(request.session, subject)
+    nothing_done = "; nothing was done" if request.method == "POST" else ""
+    if upn is None:
+        messages.warning(
+            request,
+            f"That user is not looked up in this session any more{nothing_done}. "
+            "Look them up again.",
+        )
+        raise Turned(redirect("support_home"))
+    if not looked_up(request.session, upn):
+        messages.warning(request, f"Look {upn} up first{nothing_done}.")
+        raise Turned(redirect(f"{reverse('support_home')}?subject={subject}"))
+    return LookedUp(upn, subject)
 
 
 SupportView = Callable[..., HttpResponse]
@@ -75,21 +80,23 @@ def support_door(view: SupportView) -> SupportView:
     refusal by the sign-in or CoreAPI anywhere in it becomes the refusal page."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, upn: str, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapper(
+        request: HttpRequest, subject: str, *args: object, **kwargs: object
+    ) -> HttpResponse:
         try:
-            user = _looked_up_user(request, upn)
+            user = _looked_up_user(request, subject)
         except Turned as turned:
             return turned.response
         try:
             return view(request, user, *args, **kwargs)
         except (auth.SignInFailed, CoreAPIError) as exc:
-            return refused(request, user.upn, exc)
+            return refused(request, user, exc)
 
     return wrapper
 
 
 def refused(
-    request: HttpRequest, upn: str, error: CoreAPIError | auth.SignInFailed
+    request: HttpRequest, user: LookedUp, error: CoreAPIError | auth.SignInFailed
 ) -> HttpResponse:
     """The refusal page; a deletion request being started comes back with what was typed,
     to send again."""
@@ -103,7 +110,7 @@ def refused(
         status = 403
     else:
         message, status = error.message, error.portal_status
-    context: dict[str, Any] = {"upn": upn, "refusal": message}
+    context: dict[str, Any] = {"upn": user.upn, "subject": user.subject, "refusal": message}
     match = request.resolver_match
     if request.method == "POST" and match and match.url_name == "support_request_start":
         context["typed"] = {
@@ -111,7 +118,7 @@ def refused(
             "ticket": request.POST.get("ticket", ""),
             "scopes": request.POST.getlist("scopes"),
         }
-        context["request_nonce"] = nonce_issue(request.session, upn, "request")
+        context["request_nonce"] = nonce_issue(request.session, user.upn, "request")
         if status >= 500:
             request.session.save()  # Django skips it on a 5xx; the new confirmation must last
     return render(request, OVERVIEW, context, status=status)
@@ -127,7 +134,7 @@ def user_targets(actor: Actor) -> list[Target]:
 
 def overview(
     request: HttpRequest,
-    upn: str,
+    user: LookedUp,
     actor: Actor,
     targets: list[Target],
     form: DeletionRequestForm | None = None,
@@ -137,13 +144,14 @@ def overview(
     if form is None:
         form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
     context = {
-        "upn": upn,
+        "upn": user.upn,
+        "subject": user.subject,
         "summaries": summaries,
         "reveal_rows": [
             (summary, RevealForm.for_row(summary.target, row))
             for row, summary in enumerate(summaries, 1)
         ],
         "request_form": form,
-        "request_nonce": nonce_issue(request.session, upn, "request"),
+        "request_nonce": nonce_issue(request.session, user.upn, "request"),
     }
     return render(request, OVERVIEW, context, status=status)

@@ -25,7 +25,7 @@ from memory_ui.web.views import (
 from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
-deletion = "support/users/<str:upn>/requests/<slug:request_id>"
+deletion = "support/users/<slug:subject>/requests/<slug:request_id>"
 legacy_store = "memory/legacy/<str:key>"  # a configured store's full name (else 404)
 
 urlpatterns = [
@@ -73,10 +73,12 @@ urlpatterns = [
     # support staff, and what users see of it
     path("support/", support_lookup.support_home, name="support_home"),
     path("support/audit", activity.support_audit, name="support_audit"),
-    path("support/users/<str:upn>/", support_lookup.support_user, name="support_user"),
-    path("support/users/<str:upn>/reveal", support_lookup.support_reveal, name="support_reveal"),
+    path("support/users/<slug:subject>/", support_lookup.support_user, name="support_user"),
     path(
-        "support/users/<str:upn>/requests",
+        "support/users/<slug:subject>/reveal", support_lookup.support_reveal, name="support_reveal"
+    ),
+    path(
+        "support/users/<slug:subject>/requests",
         support_deletion.support_request_start,
         name="support_request_start",
     ),

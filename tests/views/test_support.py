@@ -10,9 +10,11 @@ import io
 import json
 import re
 import zipfile
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
+from django.urls import resolve, reverse
 
 from memory_ui import auth
 from memory_ui.models import AuditEvent
@@ -31,20 +33,22 @@ from tests.views.helpers import (
 
 ALICE = "alice@contoso.com"
 BOB = "bob@contoso.com"
-OVERVIEW = f"/support/users/{ALICE}/"
-LOOK_UP_ALICE = "/support/?upn=alice%40contoso.com"
+# Support pages carry an opaque id of the staff member's session, never the UPN: any id
+# will do where the role check answers first.
+SOMEONE = reverse("support_user", args=["some-opaque-id"])
 REFUSED_403 = "CoreAPI refused to act for this user."
 
-REQUEST = f"{OVERVIEW}requests/someid/"
+REQUEST = f"{SOMEONE}requests/someid/"
 SUPPORT_URLS = [
     ("get", "/support/"),
-    ("get", f"/support/?upn={ALICE}"),
+    ("get", "/support/?subject=some-opaque-id"),
     ("post", "/support/"),
     ("get", "/support/audit"),
     ("get", "/support/audit?format=csv"),
-    ("get", OVERVIEW),
-    ("post", f"{OVERVIEW}reveal"),
-    ("post", f"{OVERVIEW}requests"),
+    ("post", "/support/audit"),
+    ("get", SOMEONE),
+    ("post", f"{SOMEONE}reveal"),
+    ("post", f"{SOMEONE}requests"),
     ("get", REQUEST),
     ("post", f"{REQUEST}export"),
     ("post", f"{REQUEST}clear"),
@@ -60,17 +64,33 @@ def refusal(message: str, portal_status: int) -> str:
 
 def look_up(client: Client, upn: str = ALICE):
     """As staff do it: the look-up form's POST, then the overview it leads to."""
+    return client.get(overview(looked_up(client, upn)))
+
+
+def looked_up(client: Client, upn: str = ALICE) -> str:
+    """The look-up form's POST for `upn`, without opening the overview (so no CoreAPI call
+    and no audit event yet): the opaque id its redirect names."""
     found = client.post("/support/", {"upn": upn})
     assert found.status_code == 302
-    assert found["Location"] == f"/support/users/{upn}/"
-    return client.get(found["Location"])
+    match = resolve(found["Location"])
+    assert match.url_name == "support_user"
+    return match.kwargs["subject"]
 
 
-def looked_up(client: Client, upn: str = ALICE) -> Client:
-    """`client` after the look-up form's POST for `upn`, without opening the overview (so
-    no CoreAPI call and no audit event yet)."""
-    assert client.post("/support/", {"upn": upn}).status_code == 302
-    return client
+def subject_of(response) -> str:
+    """The opaque id of the support page that answered `response`."""
+    return response.wsgi_request.resolver_match.kwargs["subject"]
+
+
+def overview(subject: str) -> str:
+    return reverse("support_user", args=[subject])
+
+
+def filtered_subject(client: Client, upn: str) -> str:
+    """An id of this session for `upn` without a look-up: the audit trail's filter's."""
+    filtered = client.post("/support/audit", {"subject": upn})
+    assert filtered.status_code == 302
+    return parse_qs(urlsplit(filtered["Location"]).query)["subject"][0]
 
 
 def request_fields(nonce: str, **fields: object) -> dict[str, object]:
@@ -79,10 +99,11 @@ def request_fields(nonce: str, **fields: object) -> dict[str, object]:
 
 def start(client: Client, upn: str = ALICE, **fields: object) -> str:
     """Look `upn` up and start a deletion request from the overview: its page's address."""
-    nonce = field_value(body(look_up(client, upn)), "nonce")
-    started = client.post(f"/support/users/{upn}/requests", request_fields(nonce, **fields))
+    page = look_up(client, upn)
+    nonce = field_value(body(page), "nonce")
+    started = client.post(f"{overview(subject_of(page))}requests", request_fields(nonce, **fields))
     assert started.status_code == 302, page_text(started)
-    assert re.fullmatch(rf"/support/users/{re.escape(upn)}/requests/[\w-]+/", started["Location"])
+    assert resolve(started["Location"]).kwargs["subject"] == subject_of(page)
     return started["Location"]
 
 
@@ -127,11 +148,13 @@ def test_support_urls_need_sign_in(client: Client, fake: FakeCoreAPI, method: st
 
 
 def test_support_home(carol: Client, fake: FakeCoreAPI):
-    response = carol.get("/support/", {"upn": ALICE})
+    response = carol.get("/support/", {"subject": filtered_subject(carol, ALICE)})
     assert response.status_code == 200
     assert is_page(response)
     assert "Support: a user" in body(response)
     assert f'value="{ALICE}"' in body(response)  # prefilled, not looked up
+    # A UPN in the address fills nothing in: addresses never carry one.
+    assert f'value="{ALICE}"' not in body(carol.get("/support/", {"upn": ALICE}))
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
@@ -152,11 +175,34 @@ def test_a_malformed_upn_is_refused(carol: Client, fake: FakeCoreAPI, upn: str, 
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
-def test_a_malformed_upn_in_the_url_is_400(carol: Client, fake: FakeCoreAPI):
-    response = carol.get("/support/users/not-an-upn/")
-    assert response.status_code == 400
-    assert "Enter a user principal name" in page_text(response)
-    assert fake.calls == []
+def test_an_id_this_session_does_not_know_leads_back_to_the_look_up(
+    carol: Client, fake: FakeCoreAPI
+):
+    response = carol.get("/support/users/not-an-id-of-this-session/")
+    assert response.status_code == 302 and response["Location"] == "/support/"
+    form = page_text(carol.get(response["Location"]))
+    assert "That user is not looked up in this session any more. Look them up again." in form
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+
+
+def test_a_upn_is_not_an_address(carol: Client, fake: FakeCoreAPI):
+    looked_up(carol)
+    assert carol.get(f"/support/users/{ALICE}/").status_code == 404
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+
+
+def test_another_staff_members_session_cannot_use_the_id(carol: Client, fake: FakeCoreAPI):
+    request_url = start(carol)
+    carols = overview(resolve(request_url).kwargs["subject"])
+    dave = signed_in(Client(), "dave@contoso.com", [SUPPORT_ROLE])
+    assert overview(looked_up(dave)) != carols  # dave looked alice up too: his own id
+    fake.calls.clear()
+    for response in (dave.get(carols), dave.get(request_url)):
+        assert response.status_code == 302 and response["Location"] == "/support/"
+    refused_post = dave.post(f"{request_url}export")
+    assert refused_post.status_code == 302 and refused_post["Location"] == "/support/"
+    assert "; nothing was done. Look them up again." in page_text(dave.get("/support/"))
+    assert fake.calls == [] and not AuditEvent.objects.filter(action="export").exists()
 
 
 def test_lookup_shows_what_exists_without_content(carol: Client, fake: FakeCoreAPI):
@@ -188,18 +234,19 @@ def test_a_user_without_memory(carol: Client, fake: FakeCoreAPI):
 
 
 def test_the_overview_opens_only_through_the_look_up_form(carol: Client, fake: FakeCoreAPI):
-    response = carol.get(OVERVIEW)
+    subject = filtered_subject(carol, ALICE)  # an id for alice, but no look-up
+    response = carol.get(overview(subject))
     assert response.status_code == 302
-    assert response["Location"] == LOOK_UP_ALICE
+    assert response["Location"] == f"/support/?subject={subject}"
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
 def test_a_look_up_is_audited_once_per_visit(carol: Client, fake: FakeCoreAPI):
     """Coming back to the overview (from a request, with Back, a reload) records nothing
     more; the next look-up through the form does."""
-    look_up(carol)
-    assert carol.get(OVERVIEW).status_code == 200
-    assert carol.get(OVERVIEW).status_code == 200
+    subject = subject_of(look_up(carol))
+    assert carol.get(overview(subject)).status_code == 200
+    assert carol.get(overview(subject)).status_code == 200
     assert AuditEvent.objects.filter(action="lookup").count() == 1
     look_up(carol)
     assert AuditEvent.objects.filter(action="lookup").count() == 2
@@ -219,16 +266,23 @@ def test_a_look_up_is_audited_once_per_visit(carol: Client, fake: FakeCoreAPI):
 def test_every_step_needs_a_look_up_in_this_session(
     carol: Client, fake: FakeCoreAPI, method: str, path: str
 ):
-    """Even with a request and confirmations from another session of the same staff member."""
+    """Even with a request and confirmations from another session of the same staff member,
+    whether this session knows the user's id (from the audit trail's filter) or not."""
     elsewhere = signed_in(Client(), "carol@contoso.com", [SUPPORT_ROLE])
     request_url = start(elsewhere)
     request_id = request_url.rstrip("/").rsplit("/", 1)[1]
     nonce = field_value(body(elsewhere.get(request_url)), "nonce")
     fake.calls.clear()
     fields = {**request_fields(nonce), "scope_key": "user", "confirm_upn": ALICE}
-    response = getattr(carol, method)(f"{OVERVIEW}{path.format(id=request_id)}", fields)
+    theirs = overview(resolve(request_url).kwargs["subject"])
+    response = getattr(carol, method)(f"{theirs}{path.format(id=request_id)}", fields)
+    assert response.status_code == 302 and response["Location"] == "/support/"
+    done = "; nothing was done" if method == "post" else ""
+    assert f"not looked up in this session any more{done}." in page_text(carol.get("/support/"))
+    subject = filtered_subject(carol, ALICE)
+    response = getattr(carol, method)(f"{overview(subject)}{path.format(id=request_id)}", fields)
     assert response.status_code == 302
-    assert response["Location"] == LOOK_UP_ALICE
+    assert response["Location"] == f"/support/?subject={subject}"
     assert fake.calls == []
     assert not AuditEvent.objects.exclude(action="lookup").exists()
     assert "Prefers concise answers" in fake.text() and "aisle seats" in fake.text("travel-planner")
@@ -241,33 +295,35 @@ def test_every_step_needs_a_look_up_in_this_session(
 
 def test_a_request_opens_only_in_the_session_that_started_it(carol: Client, fake: FakeCoreAPI):
     elsewhere = signed_in(Client(), "carol@contoso.com", [SUPPORT_ROLE])
-    request_url = start(elsewhere)
-    look_up(carol)
+    request_id = resolve(start(elsewhere)).kwargs["request_id"]
+    subject = subject_of(look_up(carol))
+    request_url = reverse("support_request", args=[subject, request_id])
     fake.calls.clear()
     for response in (carol.get(request_url), carol.post(f"{request_url}export")):
-        assert response.status_code == 302 and response["Location"] == OVERVIEW
-    assert "That deletion request is not open in this session" in page_text(carol.get(OVERVIEW))
+        assert response.status_code == 302 and response["Location"] == overview(subject)
+    assert "That deletion request is not open in this session" in page_text(
+        carol.get(overview(subject))
+    )
     assert not fake.called("export_memory")
     assert not AuditEvent.objects.filter(action="export").exists()
 
 
 def test_a_request_holds_only_for_its_user(carol: Client, fake: FakeCoreAPI):
     request_url = start(carol)
-    looked_up(carol, BOB)
-    bobs = request_url.replace(ALICE, BOB)
+    bob = looked_up(carol, BOB)
+    bobs = reverse("support_request", args=[bob, resolve(request_url).kwargs["request_id"]])
     fake.calls.clear()
     response = carol.post(f"{bobs}export")
-    assert response.status_code == 302 and response["Location"] == f"/support/users/{BOB}/"
+    assert response.status_code == 302 and response["Location"] == overview(bob)
     assert not fake.called("export_memory")
 
 
 def test_a_look_up_opens_only_that_user(carol: Client, fake: FakeCoreAPI):
     looked_up(carol, ALICE)
-    response = carol.post(
-        f"/support/users/{BOB}/reveal", {"scope_key": "user", "reason": "User asked"}
-    )
+    bob = filtered_subject(carol, BOB)
+    response = carol.post(f"{overview(bob)}reveal", {"scope_key": "user", "reason": "User asked"})
     assert response.status_code == 302
-    assert response["Location"] == "/support/?upn=bob%40contoso.com"
+    assert response["Location"] == f"/support/?subject={bob}"
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
@@ -276,20 +332,21 @@ def test_an_upper_case_upn_is_looked_up_in_lower_case(carol: Client, fake: FakeC
     overview's address, X-USER-IDENTITY, the audit trail and the confirmations."""
     found = carol.post("/support/", {"upn": "  ALICE@CONTOSO.COM "})
     assert found.status_code == 302
-    assert found["Location"] == OVERVIEW
+    subject = resolve(found["Location"]).kwargs["subject"]
     page = carol.get(found["Location"])
     assert page.status_code == 200
     assert f"Memory of {ALICE}" in page_text(page)
     assert fake.calls and all(call.upn == ALICE for call in fake.calls)
     assert AuditEvent.objects.get(action="lookup").subject_upn == ALICE
 
-    # Another spelling of the address leads to the same page; the confirmations hold for it.
-    assert carol.get("/support/users/Alice@Contoso.COM/")["Location"] == OVERVIEW
+    # Another spelling of the UPN is the same user, with the same id; the confirmations hold.
+    assert looked_up(carol, "Alice@Contoso.COM") == subject
     nonce = field_value(body(page), "nonce")
     fake.calls.clear()
-    started = carol.post("/support/users/ALICE@CONTOSO.COM/requests", request_fields(nonce))
-    assert started.status_code == 302 and started["Location"].startswith(f"{OVERVIEW}requests/")
-    request_url = started["Location"].replace(ALICE, "Alice@Contoso.COM")
+    started = carol.post(f"{overview(subject)}requests", request_fields(nonce))
+    assert started.status_code == 302
+    assert started["Location"].startswith(f"{overview(subject)}requests/")
+    request_url = started["Location"]
     export(carol, request_url)
     cleared = clear(carol, request_url, upn="ALICE@contoso.com")
     assert cleared.status_code == 302, page_text(cleared)
@@ -297,15 +354,6 @@ def test_an_upper_case_upn_is_looked_up_in_lower_case(carol: Client, fake: FakeC
     assert all(call.upn == ALICE for call in fake.calls)
     subjects = AuditEvent.objects.exclude(action="lookup").values_list("subject_upn", flat=True)
     assert set(subjects) == {ALICE}
-
-
-def test_an_upper_case_address_without_a_look_up_prefills_lower_case(
-    carol: Client, fake: FakeCoreAPI
-):
-    response = carol.get("/support/users/ALICE@CONTOSO.COM/")
-    assert response.status_code == 302
-    assert response["Location"] == LOOK_UP_ALICE
-    assert fake.calls == [] and not AuditEvent.objects.exists()
 
 
 def test_lookup_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests):
@@ -349,9 +397,9 @@ def test_lookup_when_the_portal_has_no_app_token(
 
 
 def test_reveal_shows_the_memory_and_is_audited(carol: Client, fake: FakeCoreAPI):
-    looked_up(carol)
+    subject = looked_up(carol)
     response = carol.post(
-        f"{OVERVIEW}reveal",
+        f"{overview(subject)}reveal",
         {"scope_key": "agent:travel-planner", "reason": "User asked what is stored"},
     )
     assert response.status_code == 200
@@ -369,30 +417,31 @@ def test_reveal_shows_the_memory_and_is_audited(carol: Client, fake: FakeCoreAPI
 
 
 def test_reveal_needs_a_reason(carol: Client, fake: FakeCoreAPI):
-    looked_up(carol)
-    response = carol.post(f"{OVERVIEW}reveal", {"scope_key": "user", "reason": "no"})
-    assert response.status_code == 302 and response["Location"] == OVERVIEW
+    subject = looked_up(carol)
+    response = carol.post(f"{overview(subject)}reveal", {"scope_key": "user", "reason": "no"})
+    assert response.status_code == 302 and response["Location"] == overview(subject)
     assert not fake.called("get_memory") and not AuditEvent.objects.exists()
     shown = look_up(carol)
     assert "Give a reason (at least 5 characters) to reveal memory." in page_text(shown)
 
 
 def test_reveal_of_a_memory_the_user_does_not_have_is_404(carol: Client, fake: FakeCoreAPI):
-    looked_up(carol)
+    subject = looked_up(carol)
     response = carol.post(
-        f"{OVERVIEW}reveal", {"scope_key": "agent:finance-insights", "reason": "Looking around"}
+        f"{overview(subject)}reveal",
+        {"scope_key": "agent:finance-insights", "reason": "Looking around"},
     )
     assert refused(response, 404)
     assert not fake.called("get_memory")
 
 
 def test_reveal_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests):
-    looked_up(carol)
+    subject = looked_up(carol)
     for failure, method in each_failure(["list_agents", "get_memory"]):
         with subtests.test(failure.name, method=method):
             fail(fake, method, failure)
             response = carol.post(
-                f"{OVERVIEW}reveal", {"scope_key": "user", "reason": "Asked by user"}
+                f"{overview(subject)}reveal", {"scope_key": "user", "reason": "Asked by user"}
             )
             assert response.status_code == failure.portal_status
             assert refusal(failure.message, failure.portal_status) in page_text(response)
@@ -450,8 +499,9 @@ def test_a_deletion_request_exports_then_clears_every_memory(
     assert "Shared with every agent cleared" in text and "Travel Planner cleared" in text
     assert sha256(before["travel-planner"]) in html and sha256("") in html
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT', html)  # when it was cleared
-    assert 'href="/support/audit?subject=alice%40contoso.com&amp;ticket=PRIV-1234"' in html
-    audit = carol.get("/support/audit", {"subject": ALICE, "ticket": "PRIV-1234"})
+    subject = resolve(request_url).kwargs["subject"]
+    assert f'href="/support/audit?subject={subject}&amp;ticket=PRIV-1234"' in html
+    audit = carol.get("/support/audit", {"subject": subject, "ticket": "PRIV-1234"})
     assert (
         body(audit).count("<td>Cleared</td>") == 4 and body(audit).count("<td>Exported</td>") == 4
     )
@@ -459,7 +509,7 @@ def test_a_deletion_request_exports_then_clears_every_memory(
     # Reloading the result, or going back, clears nothing more and looks nobody up again.
     fake.calls.clear()
     assert carol.get(cleared["Location"]).status_code == 200
-    assert carol.get(OVERVIEW).status_code == 200
+    assert carol.get(overview(subject)).status_code == 200
     assert not fake.called("clear_memory")
     assert AuditEvent.objects.filter(action="lookup").count() == 1
 
@@ -485,14 +535,15 @@ def test_a_request_for_some_memories_exports_and_clears_only_those(
 
 
 def test_the_request_form_starts_with_nothing_chosen(carol: Client, fake: FakeCoreAPI):
-    overview = look_up(carol)
-    html = body(overview)
+    page = look_up(carol)
+    html = body(page)
     boxes = re.findall(r'<input type="checkbox" name="scopes"[^>]*>', html)
     assert len(boxes) == 5  # "All memories" and the four memories
     assert not [box for box in boxes if "checked" in box]
-    assert "Tick “All memories”, or only the memories the user asked about." in page_text(overview)
+    assert "Tick “All memories”, or only the memories the user asked about." in page_text(page)
     nonce = field_value(html, "nonce")
-    refused = carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=[]))
+    requests_url = f"{overview(subject_of(page))}requests"
+    refused = carol.post(requests_url, request_fields(nonce, scopes=[]))
     assert refused.status_code == 400
     assert "Tick “All memories” or the ones the user asked about." in page_text(refused)
 
@@ -500,18 +551,17 @@ def test_the_request_form_starts_with_nothing_chosen(carol: Client, fake: FakeCo
 def test_the_memory_checkboxes_render_through_the_form_renderer(carol: Client, fake: FakeCoreAPI):
     """Like every other field (templates/forms/field.html): each box labelled by its id,
     the error tied to the group and each box marked invalid, the ticks kept."""
-    html = body(look_up(carol))
+    page = look_up(carol)
+    html, requests_url = body(page), f"{overview(subject_of(page))}requests"
     boxes = re.findall(r'<input type="checkbox" name="scopes"[^>]*>', html)
     ids = [re.search(r'id="([^"]+)"', box).group(1) for box in boxes]
     assert ids == [f"request-scopes_{n}" for n in range(5)]
     assert all(f'<label for="{box_id}">' in html for box_id in ids)
     assert '<fieldset aria-describedby="request-scopes-help"><legend>Memories</legend>' in html
     nonce = field_value(html, "nonce")
-    refused = body(
-        carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=["user"], ticket=""))
-    )
+    refused = body(carol.post(requests_url, request_fields(nonce, scopes=["user"], ticket="")))
     assert 'value="user" id="request-scopes_1" checked' in refused
-    none = body(carol.post(f"{OVERVIEW}requests", request_fields(nonce, scopes=[])))
+    none = body(carol.post(requests_url, request_fields(nonce, scopes=[])))
     assert 'aria-describedby="request-scopes-help request-scopes-error"' in none
     assert len(re.findall(r'name="scopes" value="[^"]+" aria-invalid="true"', none)) == 5
 
@@ -592,8 +642,8 @@ def test_a_confirmation_holds_only_for_its_user_and_action(carol: Client, fake: 
     """The overview's confirmation starts a request for alice only; one request's clear
     confirmation clears nothing of another request."""
     overview_nonce = field_value(body(look_up(carol)), "nonce")
-    looked_up(carol, BOB)
-    for_bob = carol.post(f"/support/users/{BOB}/requests", request_fields(overview_nonce))
+    bob = looked_up(carol, BOB)
+    for_bob = carol.post(f"{overview(bob)}requests", request_fields(overview_nonce))
     assert for_bob.status_code == 409
     assert "That confirmation was already used" in page_text(for_bob)
     assert f"Memory of {BOB}" in page_text(for_bob)
@@ -621,9 +671,9 @@ def test_a_confirmation_holds_only_for_its_user_and_action(carol: Client, fake: 
 def test_a_request_needs_reason_ticket_and_memories(
     carol: Client, fake: FakeCoreAPI, change, message
 ):
-    nonce = field_value(body(look_up(carol)), "nonce")
-    fields = {**request_fields(nonce), **change}
-    response = carol.post(f"{OVERVIEW}requests", fields)
+    page = look_up(carol)
+    fields = {**request_fields(field_value(body(page), "nonce")), **change}
+    response = carol.post(f"{overview(subject_of(page))}requests", fields)
     assert response.status_code == 400
     assert message in page_text(response)
     if fields["ticket"] == "PRIV-1234":
@@ -702,13 +752,17 @@ def test_request_steps_when_the_agents_cannot_be_listed(carol: Client, fake: Fak
 
 
 def test_audit_page_filters_and_exports_csv(carol: Client, fake: FakeCoreAPI):
-    look_up(carol, ALICE)
+    alice = subject_of(look_up(carol, ALICE))
     look_up(carol, "bob@contoso.com")
     carol.post(
-        f"{OVERVIEW}reveal", {"scope_key": "agent:travel-planner", "reason": "=HYPERLINK(evil)"}
+        f"{overview(alice)}reveal",
+        {"scope_key": "agent:travel-planner", "reason": "=HYPERLINK(evil)"},
     )
 
-    page = carol.get("/support/audit", {"subject": "bob@contoso.com", "action": "lookup"})
+    # The filter form is a POST: the page it leads to names people by this session's ids.
+    filtered = carol.post("/support/audit", {"subject": "bob@contoso.com", "action": "lookup"})
+    assert filtered.status_code == 302 and "contoso" not in filtered["Location"]
+    page = carol.get(filtered["Location"])
     html = body(page)
     assert page.status_code == 200 and is_page(page)
     assert "<td>bob@contoso.com</td>" in html
@@ -716,7 +770,9 @@ def test_audit_page_filters_and_exports_csv(carol: Client, fake: FakeCoreAPI):
     everything = page_text(carol.get("/support/audit"))
     assert "Travel Planner" in everything and "travel-planner" not in everything
 
-    exported = carol.get("/support/audit", {"actor": "carol@contoso.com", "format": "csv"})
+    by_carol = carol.post("/support/audit", {"actor": "carol@contoso.com"})["Location"]
+    assert "contoso" not in by_carol
+    exported = carol.get(f"{by_carol}&format=csv")
     assert exported.status_code == 200
     assert exported["Content-Type"] == "text/csv; charset=utf-8"
     assert exported["Content-Disposition"] == 'attachment; filename="memory-audit.csv"'
@@ -733,3 +789,15 @@ def test_audit_page_with_bad_dates(carol: Client):
     assert response.status_code == 200
     assert "Check the dates" in page_text(response)
     assert "Nothing recorded yet." in page_text(response)
+    typed = carol.post("/support/audit", {"subject": ALICE, "date_from": "yesterday"})
+    assert typed.status_code == 400
+    assert "Check the dates" in page_text(typed) and f'value="{ALICE}"' in body(typed)
+
+
+def test_an_audit_filter_from_another_session_is_refused_with_a_way_on(carol: Client):
+    dave = signed_in(Client(), "dave@contoso.com", [SUPPORT_ROLE])
+    theirs = dave.post("/support/audit", {"subject": ALICE})["Location"]
+    response = carol.get(theirs)
+    assert response.status_code == 302 and response["Location"] == "/support/audit"
+    page = page_text(carol.get(response["Location"]))
+    assert "That filter is not open in this session any more: filter again." in page

@@ -8,7 +8,15 @@ from django.test import Client
 from memory_ui.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import body, each_failure, fail, field_value, field_values, page_text
-from tests.views.test_support import ALICE, clear, export, look_up, request_fields, start
+from tests.views.test_support import (
+    clear,
+    export,
+    look_up,
+    overview,
+    request_fields,
+    start,
+    subject_of,
+)
 
 UNAVAILABLE = CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
@@ -23,10 +31,13 @@ def test_a_request_started_while_coreapi_fails_keeps_the_reason_and_ticket(
         if failure.name not in chosen:
             continue
         with subtests.test(failure.name):
-            nonce = field_value(body(look_up(carol)), "nonce")
+            page = look_up(carol)
+            requests_url = f"{overview(subject_of(page))}requests"
             fail(fake, "list_agents", failure)
-            fields = request_fields(nonce, scopes=["user", "agent:it-helpdesk"])
-            response = carol.post(f"/support/users/{ALICE}/requests", fields)
+            fields = request_fields(
+                field_value(body(page), "nonce"), scopes=["user", "agent:it-helpdesk"]
+            )
+            response = carol.post(requests_url, fields)
             assert response.status_code == failure.portal_status
             html = body(response)
             assert field_value(html, "reason") == fields["reason"]
@@ -36,7 +47,7 @@ def test_a_request_started_while_coreapi_fails_keeps_the_reason_and_ticket(
             fake.heal()
             # Sent again as it came back, it starts the request.
             again = {n: field_values(html, n) for n in ("nonce", "reason", "ticket", "scopes")}
-            started = carol.post(f"/support/users/{ALICE}/requests", again)
+            started = carol.post(requests_url, again)
             assert started.status_code == 302, page_text(started)
 
 

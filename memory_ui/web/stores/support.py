@@ -1,6 +1,6 @@
 """What the session keeps of support staff's work between requests: single-use
-confirmations, look-ups (which were made, which still owe their audit event) and deletion
-requests under way (reason, ticket, which memories, the versions their export handed over,
+confirmations, look-ups (which were made, which still owe their audit event, the opaque
+ids that stand for people in addresses) and deletion requests under way (reason, ticket, which memories, the versions their export handed over,
 the outcome of the clear).
 
 A request lives in the session of the staff member who started it, bound to the user it is
@@ -169,15 +169,44 @@ def nonce_spend(session: SessionBase, nonce: str, upn: str, action: str) -> bool
     return found[1:] == [upn.casefold(), action]
 
 
+# --- Opaque ids for people in addresses: a UPN in a URL ends up in access logs, browser
+# history and Referer headers, so support pages and the audit trail's filters carry a
+# random id instead, which only this session resolves (another staff member's session,
+# or this one after it ended, knows nothing of it). One id per person per session, so
+# an address stays good for as long as the session remembers the person.
+
+SESSION_PEOPLE = "support_people"
+PEOPLE_KEPT = 20
+
+
+def person_id(session: SessionBase, upn: str) -> str:
+    """The id that stands for `upn` (casefolded) in this session's addresses."""
+    upn = upn.casefold()
+    people: dict[str, str] = dict(session.get(SESSION_PEOPLE, {}))
+    known = next((pid for pid, person in people.items() if person == upn), None)
+    pid = known or secrets.token_urlsafe(16)
+    people.pop(pid, None)  # the newest last, so the least recently used goes first
+    kept = list(people.items())[-(PEOPLE_KEPT - 1) :]
+    session[SESSION_PEOPLE] = {**dict(kept), pid: upn}
+    return pid
+
+
+def person_upn(session: SessionBase, pid: str) -> str | None:
+    """The UPN `pid` stands for in this session, or None (unknown, expired, elsewhere)."""
+    return session.get(SESSION_PEOPLE, {}).get(pid)
+
+
 # --- Support look-ups: an overview opens only after a look-up through the (CSRF-checked)
 # form, so a link from elsewhere cannot write audit events in staff's names.
 
 SESSION_LOOKUPS = "support_lookups"
 
 
-def lookup_remember(session: SessionBase, upn: str) -> None:
+def lookup_remember(session: SessionBase, upn: str) -> str:
+    """Record the look-up of `upn`; returns the opaque id its pages' addresses carry."""
     recent = [u for u in session.get(SESSION_LOOKUPS, []) if u != upn.casefold()]
-    session[SESSION_LOOKUPS] = [*recent[-19:], upn.casefold()]
+    session[SESSION_LOOKUPS] = [*recent[-(PEOPLE_KEPT - 1) :], upn.casefold()]
+    return person_id(session, upn)
 
 
 def looked_up(session: SessionBase, upn: str) -> bool:
@@ -190,7 +219,9 @@ def looked_up(session: SessionBase, upn: str) -> bool:
 
 def lookup_audit_due(session: SessionBase, upn: str, due: bool = True) -> None:
     pending = [u for u in session.get(SESSION_LOOKUPS_DUE, []) if u != upn.casefold()]
-    session[SESSION_LOOKUPS_DUE] = [*pending[-19:], upn.casefold()] if due else pending
+    session[SESSION_LOOKUPS_DUE] = (
+        [*pending[-(PEOPLE_KEPT - 1) :], upn.casefold()] if due else pending
+    )
 
 
 def lookup_audit_is_due(session: SessionBase, upn: str) -> bool:

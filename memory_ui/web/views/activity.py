@@ -8,15 +8,20 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import date, datetime, time
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.sessions.backends.base import SessionBase
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember
@@ -27,6 +32,7 @@ from memory_ui.web.access import signed_in, support_required, user_agents
 from memory_ui.web.forms.support import ActivityFilterForm, AuditFilterForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.stores.support import person_id, person_upn
 
 PAGE_SIZE = 25
 
@@ -192,17 +198,67 @@ def _csv_cell(value: object) -> object:
     return value
 
 
-@require_GET
+# People in the trail's filters travel as this session's opaque ids (`person_id`), never
+# as UPNs: a filter's address ends up in access logs, browser history and Referer headers.
+PEOPLE_FILTERS = ("subject", "actor")
+
+
+def _filter_query(session: SessionBase, data: dict[str, object]) -> str:
+    """A valid filter as the trail's query string, people as ids."""
+    query = {}
+    for name, value in data.items():
+        if value and name in PEOPLE_FILTERS:
+            query[name] = person_id(session, str(value).strip())
+        elif value:
+            query[name] = value.isoformat() if isinstance(value, date) else value
+    return urlencode(query)
+
+
+def _filter_data(request: HttpRequest) -> QueryDict | None:
+    """The query's filter with people's ids turned back into UPNs; None when an id is not
+    this session's (it ended since, or the address came from someone else)."""
+    data = request.GET.copy()
+    for name in PEOPLE_FILTERS:
+        if pid := data.get(name):
+            upn = person_upn(request.session, pid)
+            if upn is None:
+                return None
+            data[name] = upn
+    return data
+
+
+@require_http_methods(["GET", "POST"])
 @support_required
 def support_audit(request: HtmxHttpRequest) -> HttpResponse:
-    form = AuditFilterForm(request.GET or None)
-    events = _filtered(form) if request.GET else AuditEvent.objects.all()
+    """The audit trail. Its filter form is a POST (CSRF-checked) that comes back as a GET
+    with people as ids, so pages, the CSV link and reloads keep the filter."""
+    if request.method == "POST":
+        form = AuditFilterForm(request.POST)
+        if form.is_valid():
+            query = _filter_query(request.session, form.cleaned_data)
+            return redirect(f"{reverse('support_audit')}{'?' if query else ''}{query}")
+        return _audit_page(request, form, AuditEvent.objects.none(), status=400)
+    data = _filter_data(request)
+    if data is None:
+        messages.warning(request, "That filter is not open in this session any more: filter again.")
+        return redirect("support_audit")
+    form = AuditFilterForm(data or None)
+    events = _filtered(form) if data else AuditEvent.objects.all()
     if request.GET.get("format") == "csv":
         response = StreamingHttpResponse(_csv_rows(events), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="memory-audit.csv"'
         return response
+    return _audit_page(request, form, events)
+
+
+def _audit_page(
+    request: HtmxHttpRequest,
+    form: AuditFilterForm,
+    events: QuerySet[AuditEvent],
+    status: int = 200,
+) -> HttpResponse:
     page = Paginator(events, 50).get_page(request.GET.get("page"))
     names = _known_agents()
     rows = [EventRow(event, event_target(event, names)) for event in page.object_list]
     context = {"form": form, "page": page, "rows": rows, "query": _page_query(request)}
-    return render_page(request, "memory_ui/support/audit.html", "events", context)
+    return render_page(request, "memory_ui/support/audit.html", "events", context, status=status)

@@ -72,7 +72,7 @@ def support_request_start(request: HttpRequest, user: LookedUp) -> HttpResponse:
     form = DeletionRequestForm(request.POST, scope_choices=[(t.key, t.label) for t in targets])
     if not form.spend_nonce(request.session, upn=upn, action="request"):
         # The overview again, with what was typed and a fresh confirmation.
-        return overview(request, upn, actor, targets, form, 409 if form.replayed else 400)
+        return overview(request, user, actor, targets, form, 409 if form.replayed else 400)
     data = form.cleaned_data
     started = request_start(
         request.session,
@@ -83,7 +83,7 @@ def support_request_start(request: HttpRequest, user: LookedUp) -> HttpResponse:
         everything=EVERY_MEMORY in form.data.getlist("scopes"),
         when=timezone.now().isoformat(),
     )
-    return redirect("support_request", upn=upn, request_id=started.id)
+    return redirect("support_request", subject=user.subject, request_id=started.id)
 
 
 @dataclass
@@ -91,10 +91,14 @@ class Handling:
     """A deletion request being handled: for whom, the session's record of it, the actor
     (with its reason and ticket) and the chosen memories the user still has."""
 
-    upn: str
+    user: LookedUp
     record: DeletionRequest
     actor: Actor
     targets: list[Target]
+
+    @property
+    def upn(self) -> str:
+        return self.user.upn
 
     @property
     def gone(self) -> list[str]:
@@ -121,11 +125,11 @@ def _handling(view: HandlingView) -> Callable[..., HttpResponse]:
                 "That deletion request is not open in this session; nothing was done. "
                 "Start it again here.",
             )
-            return redirect("support_user", upn=looked_up)
+            return redirect("support_user", subject=user.subject)
         actor = support_actor(request, looked_up, record.reason, record.ticket)
         targets = user_targets(actor)
         chosen = [t for t in targets if t.key in record.keys]
-        return view(request, Handling(looked_up, record, actor, chosen))
+        return view(request, Handling(user, record, actor, chosen))
 
     return wrapper
 
@@ -163,6 +167,7 @@ def _request_page(
     loaded = memory_load_many(handling.actor, handling.targets)
     context = {
         "upn": handling.upn,
+        "subject": handling.user.subject,
         "handling": record,
         "rows": [RequestRow(item, record.exported.get(item.key)) for item in loaded],
         "gone": handling.gone,
@@ -285,7 +290,7 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
     if record.everything:
         record.other_sources = legacy_erasure_rows(handling.actor)
     request_save(request.session, record)
-    return redirect("support_request_result", upn=handling.upn, request_id=record.id)
+    return redirect("support_request_result", subject=handling.user.subject, request_id=record.id)
 
 
 @require_GET
@@ -297,10 +302,12 @@ def support_request_result(request: HttpRequest, user: LookedUp, request_id: str
     looked_up = user.upn
     record = request_get(request.session, looked_up, request_id)
     if record is None or not record.cleared_at:
-        return redirect("support_user", upn=looked_up)
-    audit_query = urlencode({"subject": looked_up, "ticket": record.ticket})
+        return redirect("support_user", subject=user.subject)
+    # The audit trail filtered by the same opaque id, never the UPN (support_audit).
+    audit_query = urlencode({"subject": user.subject, "ticket": record.ticket})
     context: dict[str, Any] = {
         "upn": looked_up,
+        "subject": user.subject,
         "handling": record,
         "cleared_at": _when(record.cleared_at),
         "exported_at": _when(record.exported_at),

@@ -3,7 +3,8 @@
 Every view here checks the support role itself (`access.support_required`), and every
 read of content leaves an audit event (through `memory.operations`); a look-up is audited
 once per visit (`lookup_audit_due`). A user's pages work only after a look-up of that user
-in this session, always for the canonical (lower-case) UPN (`support_pages.support_door`).
+in this session, always for the canonical (lower-case) UPN, and their addresses carry an
+opaque id of this session instead of the UPN (`support_pages.support_door`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import all_targets
 from memory_ui.web.access import signed_in, support_actor, support_required
 from memory_ui.web.forms.support import LookupForm, RevealForm
-from memory_ui.web.stores.support import lookup_audit_due, lookup_audit_is_due, lookup_remember
+from memory_ui.web.stores.support import (
+    lookup_audit_due,
+    lookup_audit_is_due,
+    lookup_remember,
+    person_upn,
+)
 from memory_ui.web.support_pages import LookedUp, overview, support_door
 
 
@@ -32,16 +38,17 @@ from memory_ui.web.support_pages import LookedUp, overview, support_door
 @support_required
 def support_home(request: HttpRequest) -> HttpResponse:
     """The look-up form. Only its POST (CSRF-checked) opens a user's overview, so a link
-    from elsewhere can neither look anyone up nor write audit events in staff's names."""
+    from elsewhere can neither look anyone up nor write audit events in staff's names.
+    A GET's `subject` (an id of this session, never a UPN) fills the form in."""
     if request.method == "POST":
         form = LookupForm(request.POST)
         if form.is_valid():
             upn = form.cleaned_data["upn"]
-            lookup_remember(request.session, upn)
+            subject = lookup_remember(request.session, upn)
             lookup_audit_due(request.session, upn)
-            return redirect("support_user", upn=upn)
+            return redirect("support_user", subject=subject)
         return render(request, "memory_ui/support/home.html", {"form": form}, status=400)
-    prefill = request.GET.get("upn", "")[:254]
+    prefill = person_upn(request.session, request.GET.get("subject", "")) or ""
     return render(
         request, "memory_ui/support/home.html", {"form": LookupForm(initial={"upn": prefill})}
     )
@@ -52,9 +59,6 @@ def support_home(request: HttpRequest) -> HttpResponse:
 @support_door
 def support_user(request: HttpRequest, user: LookedUp) -> HttpResponse:
     upn = user.upn
-    if user.as_written != upn:
-        # One address per user: the canonical UPN (a link may spell it otherwise).
-        return redirect("support_user", upn=upn)
     # The look-up form's POST made one audit event due: this page records it, and coming
     # back to it later (from a result, with Back) records nothing more.
     due = lookup_audit_is_due(request.session, upn)
@@ -67,7 +71,7 @@ def support_user(request: HttpRequest, user: LookedUp) -> HttpResponse:
         raise
     lookup_audit_due(request.session, upn, due=False)
     agent_names_remember(t.agent for t in targets if t.agent)
-    return overview(request, upn, actor, targets)
+    return overview(request, user, actor, targets)
 
 
 @require_POST
@@ -78,7 +82,7 @@ def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
     form = RevealForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a reason (at least 5 characters) to reveal memory.")
-        return redirect("support_user", upn=upn)
+        return redirect("support_user", subject=user.subject)
     reason = form.cleaned_data["reason"]
     try:
         revealed = memory_reveal(
@@ -91,6 +95,7 @@ def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
         return render(request, "404.html", status=404)
     context = {
         "upn": upn,
+        "subject": user.subject,
         "target": revealed.target,
         "memory": revealed.memory,
         "document": revealed.document,
