@@ -5,6 +5,7 @@ import io
 import json
 import re
 import zipfile
+from urllib.parse import unquote
 
 import pytest
 from playwright.sync_api import expect
@@ -22,6 +23,9 @@ def portal_coreapi(fresh_coreapi):
 def test_carol_handles_alices_deletion_request(new_page):
     carol = new_page()
     sign_in_as(carol, "Carol Support")
+    # Every address carol's browser asks for (history, logs, Referer): never alice's UPN.
+    addresses: list[str] = []
+    carol.on("request", lambda request: addresses.append(request.url))
     carol.get_by_role("link", name="Support").click()
     carol.get_by_label("User principal name").fill("alice@contoso.com")
     carol.get_by_role("button", name="Look up").click()
@@ -61,6 +65,12 @@ def test_carol_handles_alices_deletion_request(new_page):
     check_accessibility(carol, "deletion request result")
     carol.get_by_role("link", name="Its audit rows").click()
     expect(carol.get_by_role("row", name="Cleared")).to_contain_text("Travel Planner")
+    carol.get_by_label("Subject UPN").fill("alice@contoso.com")
+    carol.get_by_role("button", name="Filter").click()
+    expect(carol.get_by_label("Subject UPN")).to_have_value("alice@contoso.com")
+    expect(carol.get_by_role("row", name="Cleared")).to_contain_text("Travel Planner")
+    assert len(addresses) > 10
+    assert not [a for a in addresses if "alice@contoso.com" in unquote(unquote(a)).casefold()]
 
     alice = new_page()
     sign_in_as(alice, "Alice Example")
