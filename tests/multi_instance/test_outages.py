@@ -7,7 +7,9 @@ docs/operations.md says:
 
 - Redis down: every page keeps working on both instances, nobody is signed out (sessions
   live in the database, the cache falls back to it), readiness stays 200, and the
-  `portal_dependency_up{dependency="redis"}` gauge and a log line say Redis is down.
+  `portal_dependency_up{dependency="redis"}` gauge and a log line say Redis is down. A
+  form confirmed before the outage and sent again during it adds nothing twice (its
+  submission key is claimed in the database).
 - PostgreSQL down: signed-in pages answer a styled 503 with Retry-After (never 500),
   readiness stays 200 (no instance is taken out of rotation for a shared outage), the
   gauge and the log say so; once it is back, the same session continues, no restart.
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from memory_ui.coreapi import CallerAuth
+from memory_ui.coreapi.client import CoreAPIClient
+from tests.conftest import TokenMinter
+from tests.integration.test_transfer import Api
+from tests.multi_instance.test_two_instances import confirm_import, preview_import
 from tests.stack import Devstack, Instances, Portal, free_port, sign_in, start_instances
 
 TIMEOUT = 30
@@ -251,6 +259,27 @@ def test_with_redis_down_everything_keeps_working(instances: Instances, stack, r
     wait_until(lambda: dependency_up(instances.a, "redis") == 1.0, 10, "redis up again")
     assert page(browser, f"{instances.b.url}/").status_code == 200
     assert browser.cookies["memory_portal_session"] == session
+
+
+def test_a_confirmation_sent_again_while_redis_is_down_adds_nothing(
+    instances: Instances, stack: Devstack, redis_server: Redis, coreapi_tokens: TokenMinter
+):
+    demo = stack.fixtures
+    client = CoreAPIClient(stack.coreapi.url, demo.instance_id)
+    api = Api(client, CallerAuth(coreapi_tokens.delegated("alice@contoso.com")), demo.instance_id)
+    browser = sign_in(instances.a.url, stack.ca)
+    text = f"- Confirmed before Redis went down {uuid.uuid4().hex}\n"
+    preview = preview_import(browser, instances.a, text)
+    assert confirm_import(browser, instances.a, preview).status_code == 302
+    redis_server.stop()
+    try:
+        # The retry through the load balancer, while the database cache stands in.
+        again = confirm_import(browser, instances.b, preview)
+        assert again.status_code == 302
+    finally:
+        redis_server.start()
+    assert api.doc().count(text.strip()) == 1
+    client.close()
 
 
 def test_with_postgres_down_pages_answer_503_and_recover(instances: Instances, stack, postgres):
