@@ -45,6 +45,9 @@ log = logging.getLogger("devstack.legacy")
 
 BASE = "/api/2.1/unity-catalog/memory-stores"
 CONVERSATIONS = "/api/2.1/unity-catalog/conversations"
+# Unity Catalog's effective-permissions API for a memory store (the seed names the
+# privileges, not how to read them; docs/legacy-stores.md, choice 13).
+PERMISSIONS = "/api/2.1/unity-catalog/effective-permissions/memory_store"
 # Status -> error_code for errors raised by the shared helpers (token, body parsing).
 _CODES = {
     400: "MALFORMED_REQUEST",
@@ -97,6 +100,7 @@ class LegacyEmulator:
                 Rule(f"{one}/entries", endpoint="delete_entry", methods=["DELETE"]),
                 Rule(f"{one}/entries:get", endpoint="get_entry", methods=["GET"]),
                 Rule(f"{one}/entries:search", endpoint="search", methods=["POST"]),
+                Rule(f"{PERMISSIONS}/<full_name>", endpoint="permissions", methods=["GET"]),
                 *_conversation_rules(),
             ],
             strict_slashes=False,
@@ -104,6 +108,7 @@ class LegacyEmulator:
         # endpoint -> (privilege needed on the store, handler)
         self._handlers: dict[str, tuple[str | None, Callable[[Call], Response]]] = {
             "list_stores": (None, self.on_list_stores),
+            "permissions": (None, self.on_permissions),
             "get_store": (READ, self.on_get_store),
             "list_entries": (READ, self.on_list_entries),
             "get_entry": (READ, self.on_get_entry),
@@ -214,6 +219,26 @@ class LegacyEmulator:
             and READ in self.store.privileges(row.full_name, call.principal)
         ]
         return json_response(page("memory_stores", readable, limit, store_json, "full_name"))
+
+    def on_permissions(self, call: Call) -> Response:
+        """The caller's own privileges on a store (none: an empty list). Asking for another
+        principal's is refused: only the caller's own are shown."""
+        full_name = call.request.path.rsplit("/", 1)[-1]  # full names have no "/"
+        principal = call.request.args.get("principal") or call.principal
+        if principal != call.principal:
+            raise LegacyError(
+                403, "PERMISSION_DENIED", "Only the caller's own privileges can be read."
+            )
+        if self.store.store(full_name) is None:
+            raise LegacyError(
+                404, "RESOURCE_DOES_NOT_EXIST", f"Memory store '{full_name}' does not exist."
+            )
+        granted = sorted(self.store.privileges(full_name, principal))
+        assignment = {
+            "principal": principal,
+            "privileges": [{"privilege": privilege} for privilege in granted],
+        }
+        return json_response({"privilege_assignments": [assignment]})
 
     def on_get_store(self, call: Call) -> Response:
         assert call.store is not None

@@ -17,6 +17,7 @@ apply an edit twice (an insert) or report a delete that worked as a 404.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ import requests
 
 from memory_ui.legacy.errors import (
     LegacyOutcomeUnknown,
+    LegacyUnauthorized,
     LegacyUnavailable,
     LegacyUnexpectedResponse,
     parse_error,
@@ -34,7 +36,10 @@ from memory_ui.legacy.errors import (
 from memory_ui.legacy.types import FULL_NAME, MemoryEntry, MemoryStore, Page, parse_page
 from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
+logger = logging.getLogger("memory_ui.legacy")
+
 API = "/api/2.1/unity-catalog/memory-stores"
+PERMISSIONS_API = "/api/2.1/unity-catalog/effective-permissions/memory_store"
 DEFAULT_CONNECT_TIMEOUT = 3.05
 DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_GET_RETRIES = 2
@@ -53,6 +58,17 @@ def _check(scope: str, path: str | None = None) -> None:
         raise ValueError("scope must not be empty")
     if path is not None and (not path.startswith("/memories/") or path == "/memories/"):
         raise ValueError("path must start with /memories/ and name an entry")
+
+
+def _privileges(data: Any) -> frozenset[str]:
+    assignments = data["privilege_assignments"]
+    if not isinstance(assignments, list):
+        raise TypeError("privilege_assignments is not a list")
+    return frozenset(
+        str(granted["privilege"])
+        for assignment in assignments
+        for granted in assignment.get("privileges") or ()
+    )
 
 
 class LegacyStoresClient:
@@ -115,6 +131,13 @@ class LegacyStoresClient:
     def get_store(self, full_name: str) -> MemoryStore:
         data = self._json("GET", _store_path(full_name))
         return self._parsed(lambda: MemoryStore.from_json(data))
+
+    def store_privileges(self, full_name: str) -> frozenset[str]:
+        """The portal's own privileges on the store (e.g. READ / WRITE MEMORY STORE), from
+        Unity Catalog's effective permissions: what decides which changes to offer."""
+        _store_path(full_name)  # the same name check
+        data = self._json("GET", f"{PERMISSIONS_API}/{quote(full_name, safe='')}")
+        return self._parsed(lambda: _privileges(data))
 
     # --- entries: reads -------------------------------------------------------------------
 
@@ -296,7 +319,11 @@ class LegacyStoresClient:
         )
         if 200 <= response.status_code < 300:
             return response
-        raise parse_error(response.status_code, response.content, response.headers)
+        error = parse_error(response.status_code, response.content, response.headers)
+        if isinstance(error, LegacyUnauthorized):
+            # The portal's own credential was refused: operators must act, users cannot.
+            logger.error("Legacy store refused the portal's token: %s", error.error_code)
+        raise error
 
     def _timeout_within_deadline(self) -> tuple[float, float]:
         left = self._remaining() if self._remaining is not None else None

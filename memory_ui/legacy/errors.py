@@ -56,7 +56,11 @@ class LegacyBadRequest(LegacyStoreError):
 
 class LegacyUnauthorized(LegacyStoreError):
     portal_status = 502  # the portal's own credentials: not something the user can fix
-    default_message = "The portal's credentials for the legacy memory stores were refused."
+    # Not "Sign in again" (CoreAPI's 401): the store refused the portal, not the person.
+    default_message = (
+        "The legacy memory store refused the portal's own credentials; signing in again will "
+        "not help. The portal's operators are alerted; contact support if it lasts."
+    )
 
 
 class LegacyForbidden(LegacyStoreError):

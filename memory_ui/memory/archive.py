@@ -96,9 +96,12 @@ def build_manifest(
     upn: str,
     exported_at: datetime,
     extra: Sequence[tuple[str, str]] = (),
+    missing: Sequence[dict[str, str]] = (),
 ) -> dict:
     """`extra`: (path, markdown) of other sources' files (the legacy stores), listed apart
-    under "other_files" so that restoring into CoreAPI leaves them alone."""
+    under "other_files" so that restoring into CoreAPI leaves them alone. `missing`: the
+    sources that could not be reached ({"source", "label", "message"}), listed under
+    "missing_sources" so the file says what it lacks."""
     manifest = {
         "format": FORMAT,
         "version": VERSION,
@@ -122,6 +125,8 @@ def build_manifest(
             {"path": path, "sha256": hashlib.sha256(text.encode()).hexdigest()}
             for path, text in extra
         ]
+    if missing:
+        manifest["missing_sources"] = [dict(source) for source in missing]
     return manifest
 
 

@@ -67,11 +67,13 @@ def export_archive(
     *,
     now: datetime | None = None,
     extra: Sequence[tuple[str, str]] = (),
+    missing: Sequence[dict[str, str]] = (),
 ) -> Iterator[bytes]:
     """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
     document is fetched now (and may raise CoreAPIError, with every export audited
     first); the returned iterator then only compresses. Works for support staff too.
-    `extra`: other sources' files as (path in the zip, markdown), already read."""
+    `extra`: other sources' files as (path in the zip, markdown), already read; `missing`:
+    the sources that could not be reached, for the manifest."""
     targets = all_targets(agents)
     # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
     with ThreadPoolExecutor(max_workers=1) as reader:
@@ -88,7 +90,7 @@ def export_archive(
         for target, text, memory in zip(targets, texts, memories, strict=True)
     ]
     exported_at = now or timezone.now()
-    manifest = build_manifest(documents, upn, exported_at, extra)
+    manifest = build_manifest(documents, upn, exported_at, extra, missing)
     return zip_stream(documents, manifest, exported_at, extra)
 
 

@@ -1,14 +1,20 @@
-"""DRAFT: the legacy memory stores (seed 003; docs/legacy-stores.md) as a `MemoryBackend`.
+"""The legacy memory stores (seed 003; docs/legacy-stores.md) as a `MemoryBackend`.
 
 A target is one configured store (LEGACY_STORES_AGENTS) for the subject's scope (from the
-scope template); its items are the files in that scope. Not wired into views yet, and not
-audited yet: the operations layer that calls it must audit every change with its source.
+scope template); its items are the files in that scope. Nothing here is audited: the
+operations layer that calls it (`legacy_ops`) audits every change with its source.
+
+What the source can do is `CAPABILITIES`; what the portal may do in one store is its
+privileges there (`writable`: WRITE MEMORY STORE), read from Unity Catalog's effective
+permissions and kept for `PRIVILEGES_TTL_SECONDS`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 
 from memory_ui.legacy import LegacyForbidden, LegacyNotFound, LegacyStoreError, scope_for
 from memory_ui.legacy.client import LegacyStoresClient
@@ -44,10 +50,29 @@ MISSING = {
         "is overwritten by a whole-file edit."
     ),
 }
+# The changes a store refuses without WRITE MEMORY STORE (reads, export and search need READ).
+WRITES = (
+    Capability.APPEND
+    | Capability.EDIT_ITEM
+    | Capability.DELETE_ITEM
+    | Capability.RESTORE_ITEM
+    | Capability.CLEAR_TARGET
+)
+WRITE_PRIVILEGE = "WRITE MEMORY STORE"
+PRIVILEGES_TTL_SECONDS = 60.0  # a grant an operator changes shows within a minute
+READ_ONLY_REASON = (
+    "The portal may only read this store (it lacks WRITE MEMORY STORE): its files can be "
+    "read, downloaded and moved into CoreAPI, not changed here."
+)
 FORBIDDEN_REASON = "The portal may not change this store (it lacks WRITE MEMORY STORE)."
 GONE_REASON = "The store no longer exists."
+CHANGED_REASON = "Changed since the export; kept."
 CONVERSATIONS_REASON = "The legacy stores cannot list conversations by scope."
 APPEND_PATH = "/memories/notes.md"  # where an append goes when the target has no item named
+
+
+# Whether a file may be erased: it is still what the export handed over.
+type Unchanged = Callable[[Target, Item], bool]
 
 
 def _item(entry: MemoryEntry) -> Item:
@@ -71,6 +96,8 @@ class LegacyBackend:
         self._client = client
         self._stores = dict(stores)
         self._scope_template = scope_template
+        self._writable: dict[str, tuple[float, bool]] = {}  # store -> (expires, writable)
+        self._writable_lock = threading.Lock()
 
     def missing_reason(self, capability: Capability) -> str:
         return MISSING.get(capability, "The legacy memory stores do not allow this.")
@@ -102,6 +129,29 @@ class LegacyBackend:
             logger.warning("Legacy store %s not readable: %s", target.key, exc.error_code)
             return None
         return self._target(target.agent or "", target.key, store.description)
+
+    def writable(self, target: Target) -> bool:
+        """Whether the portal holds WRITE MEMORY STORE on the store (cached a minute, so a
+        store page costs no extra call). Unknown (the permissions call failed) counts as
+        writable: the store itself then refuses a write with a 403, which pages answer."""
+        now = time.monotonic()
+        with self._writable_lock:
+            cached = self._writable.get(target.key)
+        if cached and cached[0] > now:
+            return cached[1]
+        try:
+            writable = WRITE_PRIVILEGE in self._client.store_privileges(target.key)
+        except LegacyStoreError as exc:
+            logger.warning("Legacy store %s privileges unknown: %s", target.key, exc.error_code)
+            return True
+        with self._writable_lock:
+            self._writable[target.key] = (now + PRIVILEGES_TTL_SECONDS, writable)
+        return writable
+
+    def refused_write(self, target: Target) -> None:
+        """A write the store refused (403): read-only from now on, until the cache expires."""
+        with self._writable_lock:
+            self._writable[target.key] = (time.monotonic() + PRIVILEGES_TTL_SECONDS, False)
 
     def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
         """One page of the target's files, metadata only (no contents: `read_item`)."""
@@ -157,9 +207,16 @@ class LegacyBackend:
         )
         return _item(created)
 
-    def clear_target(self, subject: Subject, target: Target) -> list[Outcome]:
-        """Deletes every file of the subject in the target; one outcome per file."""
+    def clear_target(
+        self, subject: Subject, target: Target, unchanged: Unchanged | None = None
+    ) -> list[Outcome]:
+        """Deletes every file of the subject in the target; one outcome per file. With
+        `unchanged`, each file is read first and deleted only if `unchanged(target, item)`
+        (else "changed", kept): the stores have no precondition on a delete."""
         scope = self._scope(subject)
+        return [self._delete(target, scope, key, unchanged) for key in self._keys(target, scope)]
+
+    def _keys(self, target: Target, scope: str) -> list[str]:
         keys: list[str] = []
         cursor: str | None = None
         while True:
@@ -167,26 +224,29 @@ class LegacyBackend:
             keys += [entry.path for entry in page.items]
             cursor = page.next_page_token
             if cursor is None:
-                break
-        outcomes = []
-        for key in keys:
-            try:
-                self._client.delete_entry(target.key, scope, key)
-            except LegacyNotFound:
-                outcomes.append(Outcome(target, key, "erased", "already gone"))
-            except LegacyStoreError as exc:
-                outcomes.append(Outcome(target, key, "failed", exc.message))
-            else:
-                outcomes.append(Outcome(target, key, "erased"))
-        return outcomes
+                return keys
 
-    def erase_subject(self, subject: Subject) -> Erasure:
-        """Every file of the subject in every configured store, then one row saying the
-        conversations could not be erased."""
+    def _delete(self, target: Target, scope: str, key: str, unchanged: Unchanged | None) -> Outcome:
+        try:
+            if unchanged is not None:
+                item = _item(self._client.get_entry(target.key, scope, key))
+                if not unchanged(target, item):
+                    return Outcome(target, key, "changed", CHANGED_REASON)
+            self._client.delete_entry(target.key, scope, key)
+        except LegacyNotFound:
+            return Outcome(target, key, "erased", "already gone")
+        except LegacyStoreError as exc:
+            return Outcome(target, key, "failed", exc.message)
+        return Outcome(target, key, "erased")
+
+    def erase_subject(self, subject: Subject, unchanged: Unchanged | None = None) -> Erasure:
+        """Every file of the subject in every configured store (with `unchanged`: only the
+        files it accepts, as `clear_target`), then one row saying the conversations could
+        not be erased."""
         outcomes: list[Outcome] = []
         for target in self.configured_targets():
             try:
-                rows = self.clear_target(subject, target)
+                rows = self.clear_target(subject, target, unchanged)
             except LegacyForbidden:
                 outcomes.append(Outcome(target, target.key, "not possible", FORBIDDEN_REASON))
                 continue
@@ -196,23 +256,41 @@ class LegacyBackend:
             except LegacyStoreError as exc:
                 outcomes.append(Outcome(target, target.key, "failed", exc.message))
                 continue
-            failed = [row for row in rows if row.result == "failed"]
-            result = "partly" if failed else "erased"
-            outcomes.append(Outcome(target, target.key, result, f"{len(rows)} files"))
+            outcomes.append(_store_outcome(target, rows))
         outcomes.append(Outcome(None, "conversations", "not possible", CONVERSATIONS_REASON))
         return Erasure(tuple(outcomes))
 
+    def export_items(self, subject: Subject, target: Target) -> list[Item]:
+        """Every file of the subject in one store, with contents (one read per file)."""
+        scope = self._scope(subject)
+        return [
+            _item(self._client.get_entry(target.key, scope, key))
+            for key in self._keys(target, scope)
+        ]
+
     def export(self, subject: Subject, target: Target) -> str:
         """The subject's files of one store as one markdown document, file by file."""
-        scope = self._scope(subject)
-        parts = [f"# {target.title}\n"]
-        cursor: str | None = None
-        while True:
-            page = self._client.list_entries(target.key, scope, page_token=cursor)
-            for entry in page.items:
-                full = self._client.get_entry(target.key, scope, entry.path)
-                described = f"\n_{full.description}_\n" if full.description else ""
-                parts.append(f"\n## {full.path}\n{described}\n{full.contents or ''}\n")
-            cursor = page.next_page_token
-            if cursor is None:
-                return "".join(parts)
+        return export_markdown(target, self.export_items(subject, target))
+
+
+def export_markdown(target: Target, items: list[Item]) -> str:
+    """A store's files as one markdown document: a heading per path, then its text."""
+    parts = [f"# {target.title}\n"]
+    for item in items:
+        described = f"\n_{item.description}_\n" if item.description else ""
+        parts.append(f"\n## {item.key}\n{described}\n{item.text or ''}\n")
+    return "".join(parts)
+
+
+def _store_outcome(target: Target, rows: list[Outcome]) -> Outcome:
+    """One store's row of an erasure, from its files' rows."""
+    kept = [row for row in rows if row.result != "erased"]
+    changed = sum(row.result == "changed" for row in rows)
+    reason = f"{len(rows)} files"
+    if changed:
+        reason += f"; {changed} changed since the export, kept: export again, then erase"
+    if not kept:
+        return Outcome(target, target.key, "erased", reason)
+    if changed == len(rows):
+        return Outcome(target, target.key, "changed", reason)
+    return Outcome(target, target.key, "partly", reason)

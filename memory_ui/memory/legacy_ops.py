@@ -14,7 +14,8 @@ user-safe `message` and a `portal_status` like CoreAPI's errors.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from memory_ui.audit import Action, audit_record
 from memory_ui.coreapi import budget
 from memory_ui.legacy import (
     LegacyBadRequest,
+    LegacyForbidden,
     LegacyNotFound,
     LegacyStoreError,
     LegacyUnauthorized,
@@ -31,13 +33,34 @@ from memory_ui.legacy import (
 )
 from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
 from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
-from memory_ui.memory.documents import content_hash
-from memory_ui.memory.legacy_backend import SOURCE, LegacyBackend
+from memory_ui.memory.legacy_backend import (
+    READ_ONLY_REASON,
+    SOURCE,
+    WRITES,
+    LegacyBackend,
+    export_markdown,
+)
+from memory_ui.memory.legacy_values import (
+    CHANGED_MESSAGE,
+    ExportFile,
+    FileChanged,
+    Hit,
+    NotMatchedOnce,
+    file_version,
+)
 from memory_ui.memory.operations import Actor, Version, fan_out
 
+logger = logging.getLogger("memory_ui.memory.legacy")
+
 SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
-NO_TOKEN = "The portal could not get its credentials for the legacy memory stores."
-CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
+NO_TOKEN = (
+    "The portal could not get its own credentials for the legacy memory stores; signing in "
+    "again will not help. The portal's operators are alerted; contact support if it lasts."
+)
+NOT_EXPORTED = (
+    "Their files were not in the request's export, so nothing was erased there: download "
+    "the export again, then clear."
+)
 OID_UNKNOWN = (
     "The legacy stores are keyed by the user's object id, which the portal does not know "
     "for a user looked up by name."
@@ -50,6 +73,7 @@ class Store:
 
     target: Target
     capabilities: Capability
+    writable: bool = True  # the portal holds WRITE MEMORY STORE on it
 
     @property
     def key(self) -> str:
@@ -61,48 +85,17 @@ class Store:
         return self.target.agent
 
     def allows(self, capability: Capability) -> bool:
-        return capability in self.capabilities
+        return capability in self.capabilities and not self.refuses(capability)
+
+    def refuses(self, capability: Capability) -> bool:
+        """The source can, but this store does not let the portal (no write privilege)."""
+        return capability in self.capabilities and capability in WRITES and not self.writable
 
     def missing(self, capability: Capability) -> str:
         """The one sentence the UI shows where the action is missing."""
+        if self.refuses(capability):
+            return READ_ONLY_REASON
         return _backend().missing_reason(capability)
-
-
-class FileChanged(Exception):
-    """The file changed since the user began (another update_time or content hash); nothing
-    was written. `current` is the file as it is now (None: it was deleted meanwhile)."""
-
-    def __init__(self, current: Item | None) -> None:
-        super().__init__(CHANGED_MESSAGE)
-        self.current = current
-
-
-class NotMatchedOnce(LegacyBadRequest):
-    """A str_replace whose old text is not in the file exactly once."""
-
-    default_message = (
-        "That text is no longer in the file exactly once; reload the file and try again."
-    )
-
-
-@dataclass(frozen=True)
-class Hit:
-    store: Store
-    item: Item  # text is the matching file's contents
-
-
-@dataclass(frozen=True)
-class ExportFile:
-    """One file of "Export everything": a name inside the archive and its markdown."""
-
-    name: str
-    text: str
-
-
-def file_version(item: Item) -> Version:
-    """The version a user starts an edit from: update_time and the content hash."""
-    stamp = item.updated.isoformat() if item.updated else ""
-    return Version(stamp, content_hash(item.text or ""))
 
 
 # --- configuration -------------------------------------------------------------------------
@@ -118,6 +111,7 @@ def _token() -> str:
     try:
         return auth.legacy_app_token()
     except auth.SignInFailed as exc:
+        logger.error("No token for the legacy stores: %s", type(exc).__name__)
         raise LegacyUnauthorized(NO_TOKEN) from exc
 
 
@@ -183,12 +177,15 @@ def _audited[T](actor: Actor, action: str, store: Store, step: Callable[[], T]) 
     try:
         return step()
     except LegacyStoreError as exc:
+        if isinstance(exc, LegacyForbidden) and action != Action.EXPORT:
+            _backend().refused_write(store.target)  # offered no more until the grant changes
         _audit(actor, action, store, error=exc)
         raise
 
 
 def _store(target: Target) -> Store:
-    return Store(target, _backend().capabilities)
+    backend = _backend()
+    return Store(target, backend.capabilities, backend.writable(target))
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -333,37 +330,52 @@ def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
 def legacy_export(actor: Actor, store: Store, path: str | None = None) -> str:
     """A store (or one file of it) as one markdown document. Audited."""
     backend, subject = _backend(), subject_of(actor)
-    if path is None:
-        text = _audited(actor, Action.EXPORT, store, lambda: backend.export(subject, store.target))
-    else:
-        item = _audited(
-            actor, Action.EXPORT, store, lambda: backend.read_item(subject, store.target, path)
-        )
-        described = f"\n_{item.description}_\n" if item.description else ""
-        text = f"# {store.target.title}\n\n## {item.key}\n{described}\n{item.text or ''}\n"
+
+    def read() -> list[Item]:
+        if path is None:
+            return backend.export_items(subject, store.target)
+        return [backend.read_item(subject, store.target, path)]
+
+    text = export_markdown(store.target, _audited(actor, Action.EXPORT, store, read))
     _audit(actor, Action.EXPORT, store, before=text)
     return text
 
 
 def legacy_export_all(actor: Actor) -> list[ExportFile]:
-    """One markdown file per store with files, for "Export everything". Audited."""
+    """One markdown file per store with files, for "Export everything", each with the
+    version of every file in it (what an erasure must still find). Audited."""
+    backend, subject = _backend(), subject_of(actor)
     files = []
     for store in legacy_stores(actor):
-        if not legacy_files(actor, store).items:
+        read = functools.partial(backend.export_items, subject, store.target)
+        items = _audited(actor, Action.EXPORT, store, read)
+        if not items:
             continue
-        files.append(ExportFile(f"legacy-{store.key}.md", legacy_export(actor, store)))
+        text = export_markdown(store.target, items)
+        _audit(actor, Action.EXPORT, store, before=text)
+        versions = {item.key: file_version(item).token() for item in items}
+        files.append(ExportFile(f"legacy-{store.key}.md", text, store.key, versions))
     return files
 
 
-def legacy_erase_subject(actor: Actor) -> Erasure:
+def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]] | None) -> Erasure:
     """Support's deletion request (actor.subject_upn) in this source: a row per store
-    (erased / partly / not possible and why) and one for conversations. Audited per store."""
+    (erased / partly / changed / not possible and why) and one for conversations. Only
+    files still as `exported` handed them over (store -> path -> version) are erased, as
+    CoreAPI's clear refuses a memory changed since its export; None (the stores were not
+    in the export) erases nothing. Audited per store."""
     try:
         subject = subject_of(actor)
+        if exported is None:
+            raise LegacyStoreError(NOT_EXPORTED, status=409)
     except LegacyStoreError as exc:
         _audit(actor, Action.ERASE, None, error=exc)
         return Erasure((Outcome(None, "stores", "not possible", exc.message),))
-    erasure = _backend().erase_subject(subject)
+
+    def unchanged(target: Target, item: Item) -> bool:
+        return exported.get(target.key, {}).get(item.key) == file_version(item).token()
+
+    erasure = _backend().erase_subject(subject, unchanged)
     for row in erasure.outcomes:
         if row.target is None:
             continue

@@ -1,34 +1,80 @@
-"""A support deletion request across every memory source, beside CoreAPI's memories: the
-legacy stores' files in the request's export, and their erasure as one result row per
-source and target (erased, partly, not possible, and why), kept with the request in the
-session like CoreAPI's outcomes. Only a request for every memory covers them."""
+"""The legacy memory stores in requests that cover every memory source: "Export
+everything" (the user's, and support's for a deletion request) and support's erasure.
+
+An export that cannot reach the stores still hands over what it could (CoreAPI's
+memories): the archive's manifest and the page say which source is missing. Erasure
+covers only files still as that export handed them over (`LegacyExport.versions`, kept
+with the request in the session), as CoreAPI's clear refuses a memory changed since its
+export; its result is one row per source and target (erased, partly, changed, not
+possible, and why)."""
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory_ui.legacy import LegacyStoreError
 from memory_ui.memory.legacy_ops import legacy_enabled, legacy_erase_subject, legacy_export_all
 from memory_ui.memory.operations import Actor
 
+logger = logging.getLogger("memory_ui.web.legacy")
+
 SOURCE_LABEL = "Legacy memory stores"
-RESULT_WORDS = {"erased": "erased", "partly": "partly", "not possible": "not possible"}
+MISSING_MESSAGE = (
+    "The legacy memory stores could not be reached; their memories are not in this file."
+)
+RESULT_WORDS = {
+    "erased": "erased",
+    "partly": "partly",
+    "changed": "changed since the export",
+    "not possible": "not possible",
+}
 
 
-def legacy_export_files(actor: Actor) -> list[tuple[str, str]]:
-    """The subject's legacy files for the request's zip (path in the zip, markdown)."""
+@dataclass(frozen=True)
+class LegacyExport:
+    """The legacy part of an "Export everything": files for the zip (path, markdown), the
+    version of every exported file (store -> path -> version; None: the stores were not
+    exported), and the manifest's entry when they could not be reached."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    versions: dict[str, dict[str, str]] | None = field(default_factory=dict)
+    missing: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """What the page that began the download says, when a source is missing."""
+        return MISSING_MESSAGE if self.missing else ""
+
+
+def legacy_export(actor: Actor) -> LegacyExport:
+    """The subject's legacy files, read before the first byte of the zip is sent; when
+    the stores fail, an export without them that says so (never a failed download)."""
     if not legacy_enabled():
-        return []
-    return [(f"legacy/{file.name}", file.text) for file in legacy_export_all(actor)]
+        return LegacyExport()
+    try:
+        exported = legacy_export_all(actor)
+    except LegacyStoreError as exc:
+        logger.warning("Export everything without the legacy stores: %s", type(exc).__name__)
+        missing = {"source": "legacy", "label": SOURCE_LABEL, "message": MISSING_MESSAGE}
+        return LegacyExport(versions=None, missing=[missing])
+    return LegacyExport(
+        files=[(f"legacy/{file.name}", file.text) for file in exported],
+        versions={file.store: file.versions for file in exported},
+    )
 
 
-def legacy_erasure_rows(actor: Actor) -> list[dict[str, Any]]:
-    """Erases the subject's legacy files; one row per store, and one for what cannot be
-    reached at all (conversations). A failure before any store is one row saying why."""
+def legacy_erasure_rows(
+    actor: Actor, exported: dict[str, dict[str, str]] | None
+) -> list[dict[str, Any]]:
+    """Erases the subject's legacy files that are still as `exported` (the request's
+    export) handed them over; one row per store, and one for what cannot be reached at all
+    (conversations). A failure before any store is one row saying why."""
     if not legacy_enabled():
         return []
     try:
-        erasure = legacy_erase_subject(actor)
+        erasure = legacy_erase_subject(actor, exported)
     except LegacyStoreError as exc:
         return [_row("every store", "not erased", exc.message)]
     rows = []

@@ -59,6 +59,8 @@ class DeletionRequest:
     outcomes: list[Outcome] = field(default_factory=list)
     # Other sources' rows (web.legacy_erasure): source, target, result, reason.
     other_sources: list[dict[str, Any]] = field(default_factory=list)
+    # The legacy files the export handed over (store -> path -> version; None: not exported).
+    legacy_exported: dict[str, dict[str, str]] | None = None
 
     @property
     def title(self) -> str:

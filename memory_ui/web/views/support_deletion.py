@@ -30,7 +30,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import CoreAPIError
-from memory_ui.legacy import LegacyStoreError
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
 from memory_ui.memory.documents import content_hash
 from memory_ui.memory.exports import memory_export_many
@@ -46,7 +45,7 @@ from memory_ui.memory.targets import Target
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
-from memory_ui.web.legacy_erasure import legacy_erasure_rows, legacy_export_files
+from memory_ui.web.legacy_erasure import LegacyExport, legacy_erasure_rows, legacy_export
 from memory_ui.web.stores.support import (
     DeletionRequest,
     Exported,
@@ -219,15 +218,15 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     }
     now = timezone.now()
     record.exported, record.exported_at = exported, now.isoformat()
+    # A request for every memory covers the other sources too (read before the first byte;
+    # the versions handed over are what their erasure must still find).
+    legacy = legacy_export(actor) if record.everything else LegacyExport()
+    record.legacy_exported = legacy.versions
     request_save(request.session, record)
-    # A request for every memory covers the other sources too (read before the first byte).
-    try:
-        extra = legacy_export_files(actor) if record.everything else []
-    except LegacyStoreError as exc:
-        problem = f"Nothing was exported: {exc.message}"
-        return _request_page(request, handling, status=exc.portal_status, problem=problem)
-    manifest = build_manifest(documents, handling.upn, now, extra)
-    stream = zip_stream(documents, manifest, now, extra)
+    if legacy.message:
+        messages.warning(request, legacy.message)
+    manifest = build_manifest(documents, handling.upn, now, legacy.files, legacy.missing)
+    stream = zip_stream(documents, manifest, now, legacy.files)
     response = StreamingHttpResponse(stream, content_type="application/zip")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", f"memory-{handling.upn}-{record.ticket}")
     response["Content-Disposition"] = f'attachment; filename="{name}-{now:%Y-%m-%d}.zip"'
@@ -288,7 +287,7 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
     ]
     record.record_outcomes(outcomes, timezone.now().isoformat())
     if record.everything:
-        record.other_sources = legacy_erasure_rows(handling.actor)
+        record.other_sources = legacy_erasure_rows(handling.actor, record.legacy_exported)
     request_save(request.session, record)
     return redirect("support_request_result", subject=handling.user.subject, request_id=record.id)
 

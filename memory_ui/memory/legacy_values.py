@@ -1,0 +1,57 @@
+"""What `legacy_ops` hands the web layer besides a `Store`: a file changed meanwhile, a
+str_replace that no longer matches once, a search hit, a file of "Export everything", and
+the version a change starts from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memory_ui.legacy import LegacyBadRequest
+from memory_ui.memory.backends import Item
+from memory_ui.memory.documents import content_hash
+from memory_ui.memory.operations import Version
+
+if TYPE_CHECKING:
+    from memory_ui.memory.legacy_ops import Store
+
+CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
+
+
+class FileChanged(Exception):
+    """The file changed since the user began (another update_time or content hash); nothing
+    was written. `current` is the file as it is now (None: it was deleted meanwhile)."""
+
+    def __init__(self, current: Item | None) -> None:
+        super().__init__(CHANGED_MESSAGE)
+        self.current = current
+
+
+class NotMatchedOnce(LegacyBadRequest):
+    """A str_replace whose old text is not in the file exactly once."""
+
+    default_message = (
+        "That text is no longer in the file exactly once; reload the file and try again."
+    )
+
+
+@dataclass(frozen=True)
+class Hit:
+    store: Store  # legacy_ops.Store
+    item: Item  # text is the matching file's contents
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One file of "Export everything": a name inside the archive and its markdown."""
+
+    name: str
+    text: str
+    store: str = ""  # the store's full name
+    versions: dict[str, str] = field(default_factory=dict)  # path -> `file_version` token
+
+
+def file_version(item: Item) -> Version:
+    """The version a user starts an edit from: update_time and the content hash."""
+    stamp = item.updated.isoformat() if item.updated else ""
+    return Version(stamp, content_hash(item.text or ""))
