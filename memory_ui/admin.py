@@ -38,6 +38,7 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     list_display = (
         "created_at",
+        "source",
         "actor_upn",
         "action",
         "subject_upn",
@@ -45,7 +46,7 @@ class AuditEventAdmin(admin.ModelAdmin):
         "agent_name",
         "outcome",
     )
-    list_filter = ("action", "outcome", "actor_is_support")
+    list_filter = ("source", "action", "outcome", "actor_is_support")
     search_fields = ("actor_upn", "subject_upn", "ticket", "correlation_id")
 
     def has_module_permission(self, request: HttpRequest) -> bool:

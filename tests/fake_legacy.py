@@ -7,6 +7,7 @@ the real adapter is covered against the emulator in tests/integration."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from memory_ui.legacy import LegacyConflict, LegacyNotFound
@@ -33,6 +34,9 @@ class FakeLegacyBackend:
     # (store key, upn) -> path -> item
     files: dict[tuple[str, str], dict[str, Item]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
+    # Stores where the portal lacks WRITE MEMORY STORE. Not recorded in `calls`: the real
+    # adapter keeps a store's privileges a minute, so they cost a page no call.
+    read_only: set[str] = field(default_factory=set)
 
     def put(self, store: str, upn: str, path: str, text: str, description: str = "") -> None:
         item = Item(path, description, NOW, text)
@@ -54,6 +58,12 @@ class FakeLegacyBackend:
     def describe(self, target: Target) -> Target | None:
         self.calls.append("describe")
         return target
+
+    def writable(self, target: Target) -> bool:
+        return target.key not in self.read_only
+
+    def refused_write(self, target: Target) -> None:
+        self.read_only.add(target.key)
 
     def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
         self.calls.append("read_page")
@@ -92,20 +102,39 @@ class FakeLegacyBackend:
         files[item.key] = replace(item, updated=NOW)
         return files[item.key]
 
-    def clear_target(self, subject: Subject, target: Target) -> list[Outcome]:
+    def clear_target(
+        self,
+        subject: Subject,
+        target: Target,
+        unchanged: Callable[[Target, Item], bool] | None = None,
+    ) -> list[Outcome]:
         files = self._files(subject, target)
-        rows = [Outcome(target, key, "erased") for key in sorted(files)]
-        files.clear()
+        rows = []
+        for key in sorted(files):
+            if unchanged is not None and not unchanged(target, files[key]):
+                rows.append(Outcome(target, key, "changed", "Changed since the export; kept."))
+                continue
+            del files[key]
+            rows.append(Outcome(target, key, "erased"))
         return rows
 
-    def erase_subject(self, subject: Subject) -> Erasure:
+    def erase_subject(
+        self, subject: Subject, unchanged: Callable[[Target, Item], bool] | None = None
+    ) -> Erasure:
         """As the adapter answers: a row per store, then one for conversations."""
-        rows = [
-            Outcome(t, t.key, "erased", f"{len(self.clear_target(subject, t))} files")
-            for t in self.configured_targets()
-        ]
+        rows = []
+        for target in self.configured_targets():
+            done = self.clear_target(subject, target, unchanged)
+            kept = [row for row in done if row.result != "erased"]
+            rows.append(
+                Outcome(target, target.key, "partly" if kept else "erased", f"{len(done)} files")
+            )
         rows.append(Outcome(None, "conversations", "not possible", "Cannot be listed."))
         return Erasure(tuple(rows))
+
+    def export_items(self, subject: Subject, target: Target) -> list[Item]:
+        files = self._files(subject, target)
+        return [files[key] for key in sorted(files)]
 
     def export(self, subject: Subject, target: Target) -> str:
         files = self._files(subject, target)

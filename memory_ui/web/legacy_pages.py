@@ -1,13 +1,17 @@
 """What the legacy memory stores' screens share (`views.legacy`, `views.legacy_changes`),
 so no view module imports another: the store from a URL (configured ones only, else 404),
-links to a store and its files, a file from `?path=`, a file's entries, and which actions
-a store offers (`Offered`)."""
+links to a store and its files, a file from `?path=`, a file's entries, which actions a
+store offers (`Offered`), and the door of every change (`store_action`): an action the
+source lacks is a 404, one the store does not let the portal do a 403 page saying so."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
@@ -57,6 +61,31 @@ def store_or_404(request: HtmxHttpRequest, key: str) -> Store:
     if store is None:
         raise Http404("No such legacy memory store.")
     return store
+
+
+type StoreView = Callable[[HtmxHttpRequest, Store], HttpResponse]
+
+
+def store_action(capability: Capability) -> Callable[[StoreView], Callable[..., HttpResponse]]:
+    """The view's store, from the URL's `key`, when it allows `capability`: a source
+    without it is a 404 (the source's sentence); a store that does not let the portal do
+    it (read-only: no WRITE MEMORY STORE) is a 403 page saying so, nothing asked of it."""
+
+    def decorator(view: StoreView) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HtmxHttpRequest, key: str) -> HttpResponse:
+            found = store_or_404(request, key)
+            if capability not in found.capabilities:
+                raise Http404(found.missing(capability))
+            if found.refuses(capability):
+                context = {"store": found, "store_url": store_url(found)}
+                context["message"] = found.missing(capability)
+                return render(request, "memory_ui/legacy/refused.html", context, status=403)
+            return view(request, found)
+
+        return wrapper
+
+    return decorator
 
 
 def store_url(store: Store) -> str:

@@ -40,7 +40,7 @@ CSV_FIELDS = (
     "created_at", "actor_upn", "actor_oid", "actor_is_support", "subject_upn", "action",
     "scope", "agent_name", "agent_object_id", "reason", "ticket", "outcome", "error_status",
     "error_message", "bytes_before", "sha256_before", "bytes_after", "sha256_after",
-    "correlation_id",
+    "correlation_id", "source",
 )  # fmt: skip
 
 
@@ -55,6 +55,10 @@ class EventRow:
 
     @property
     def memory(self) -> str:
+        """The memory's name; on a legacy store's row, which system and which store."""
+        if self.event.source == AuditEvent.Source.LEGACY:
+            store = self.event.agent_object_id or "every store"
+            return f"{AuditEvent.Source.LEGACY.label}: {store}"
         return self.target.label if self.target else "—"
 
 

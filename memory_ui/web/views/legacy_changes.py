@@ -3,14 +3,17 @@
 version the user started from; delete with Undo (the path re-created); clear a store with
 one result per file, after the word "clear" is typed.
 
-Every action is offered and accepted only where the source declares its capability (a
-post for a missing one is a 404 carrying the source's sentence). The store is looked up
-among the configured ones (`views.legacy.store_or_404`); every change goes through
-`legacy_ops`, which audits it with its source.
+Every action is offered and accepted only where the source declares its capability and
+the store lets the portal write (`legacy_pages.store_action`: a post for a capability the
+source lacks is a 404 carrying the source's sentence, one a read-only store refuses a 403
+page saying so). The store is looked up among the configured ones; every change goes
+through `legacy_ops`, which audits it with its source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -37,17 +40,18 @@ from memory_ui.web.forms.legacy import (
     LegacyUndoForm,
 )
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to
-from memory_ui.web.legacy_pages import entries_of, file_url, read_file, store_or_404, store_url
+from memory_ui.web.legacy_pages import (
+    entries_of,
+    file_url,
+    read_file,
+    store_action,
+    store_url,
+)
 from memory_ui.web.stores.legacy_undo import (
     legacy_undo_forget,
     legacy_undo_remember,
     legacy_undo_take,
 )
-
-
-def _require(found: Store, capability: Capability) -> None:
-    if not found.allows(capability):
-        raise Http404(found.missing(capability))
 
 
 def _editor(
@@ -84,51 +88,25 @@ def _changed_meanwhile(
     return _editor(request, found, context, status=409)
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-def edit(request: HtmxHttpRequest, key: str) -> HttpResponse:
-    """The whole file as markdown: GET starts from the file as it is; a post previews the
-    differences (action=preview) or saves them (action=save) with `replace_all`."""
-    found = store_or_404(request, key)
-    _require(found, Capability.EDIT_ITEM)
-    if request.method == "GET":
-        try:
-            path, item = read_file(request, found)
-        except LegacyStoreError as exc:
-            return _editor(request, found, {"load_error": exc}, exc.portal_status)
-        version = legacy_ops.file_version(item).token()
-        context = {"mode": "file", "path": path, "text": item.text or "", "version": version}
-        return _editor(request, found, context)
-    form = LegacyReplaceForm(request.POST)
-    if not form.is_valid():
-        return _editor(request, found, _posted(form, "file"), status=400)
-    data = form.cleaned_data
-    context = _posted(form, "file")
-    if data["action"] == "preview":
-        try:
-            before = legacy_ops.legacy_file_read(user_actor(request), found, data["path"])
-        except LegacyStoreError as exc:
-            return _editor(request, found, {**context, "error": exc.message}, exc.portal_status)
-        context.update(previewed=True, diff=diff_lines(before.text or "", data["text"]))
-        return _editor(request, found, context)
+def _start(
+    request: HtmxHttpRequest, found: Store, begin: Callable[[str, Item], dict[str, Any]]
+) -> HttpResponse:
+    """An editor's first page: the file `?path=` as it is now, and its version to start
+    from; `begin` adds what the editor shows of it."""
     try:
-        legacy_ops.legacy_file_replace(
-            user_actor(request), found, data["path"], data["text"], data["version"]
-        )
-    except FileChanged as exc:
-        return _changed_meanwhile(request, found, context, exc)
+        path, item = read_file(request, found)
     except LegacyStoreError as exc:
-        return _editor(request, found, {**context, "error": exc.message}, exc.portal_status)
-    messages.success(request, f"Saved {data['path']}.")
-    return redirect_to(request, file_url(found, data["path"]))
+        return _editor(request, found, {"load_error": exc}, exc.portal_status)
+    version = legacy_ops.file_version(item).token()
+    return _editor(request, found, {"path": path, "version": version, **begin(path, item)})
 
 
 def _posted(form: LegacyReplaceForm | LegacyEntryForm, mode: str) -> dict[str, Any]:
-    """The form as posted (nothing typed is lost on an error)."""
+    """The form as posted (nothing typed is lost on an error); "error" when it is invalid."""
     data = form.data
     context: dict[str, Any] = {
         "mode": mode,
-        "path": form.cleaned_data.get("path", "") if hasattr(form, "cleaned_data") else "",
+        "path": form.cleaned_data.get("path", "") if form.is_valid() else "",
         "text": data.get("text", ""),
         "old": data.get("old", ""),
         "new": data.get("new", ""),
@@ -139,52 +117,84 @@ def _posted(form: LegacyReplaceForm | LegacyEntryForm, mode: str) -> dict[str, A
     return context
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-def entry(request: HtmxHttpRequest, key: str) -> HttpResponse:
-    """One entry (one line) of a file: GET `?path=&line=` starts from that line as the file
-    has it now; a post previews or saves it with `str_replace`, which the store refuses
-    unless the old line is in the file exactly once."""
-    found = store_or_404(request, key)
-    _require(found, Capability.EDIT_ITEM)
-    if request.method == "GET":
-        try:
-            path, item = read_file(request, found)
-        except LegacyStoreError as exc:
-            return _editor(request, found, {"load_error": exc}, exc.portal_status)
-        line = request.GET.get("line", "")
-        chosen = dict(entries_of(item)).get(int(line) if line.isdigit() else 0)
-        if chosen is None:
-            raise Http404("No such entry in this file.")
-        version = legacy_ops.file_version(item).token()
-        context = {"mode": "entry", "path": path, "old": chosen, "new": chosen}
-        return _editor(request, found, {**context, "version": version})
-    form = LegacyEntryForm(request.POST)
-    if not form.is_valid():
-        return _editor(request, found, _posted(form, "entry"), status=400)
-    data = form.cleaned_data
-    context = _posted(form, "entry")
-    if data["action"] == "preview":
-        context.update(previewed=True, diff=diff_lines(data["old"], data["new"]))
-        return _editor(request, found, context)
+def _save(
+    request: HtmxHttpRequest, found: Store, context: dict[str, Any], save: Callable[[], Item]
+) -> HttpResponse:
+    """Saves (`save` is the legacy_ops step); on failure the editor again, as posted."""
     try:
-        legacy_ops.legacy_entry_edit(
-            user_actor(request), found, data["path"], data["old"], data["new"], data["version"]
-        )
+        save()
     except FileChanged as exc:
         return _changed_meanwhile(request, found, context, exc)
     except LegacyStoreError as exc:
         return _editor(request, found, {**context, "error": exc.message}, exc.portal_status)
-    messages.success(request, f"Saved the entry in {data['path']}.")
-    return redirect_to(request, file_url(found, data["path"]))
+    what = "the entry in " if context["mode"] == "entry" else ""
+    messages.success(request, f"Saved {what}{context['path']}.")
+    return redirect_to(request, file_url(found, context["path"]))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@store_action(Capability.EDIT_ITEM)
+def edit(request: HtmxHttpRequest, found: Store) -> HttpResponse:
+    """The whole file as markdown: GET starts from the file as it is; a post previews the
+    differences (action=preview) or saves them (action=save) with `replace_all`."""
+    if request.method == "GET":
+        return _start(request, found, lambda path, item: {"mode": "file", "text": item.text or ""})
+    form = LegacyReplaceForm(request.POST)
+    context = _posted(form, "file")
+    if "error" in context:
+        return _editor(request, found, context, status=400)
+    data, actor = form.cleaned_data, user_actor(request)
+    if data["action"] == "preview":
+        try:
+            before = legacy_ops.legacy_file_read(actor, found, data["path"])
+        except LegacyStoreError as exc:
+            return _editor(request, found, {**context, "error": exc.message}, exc.portal_status)
+        context.update(previewed=True, diff=diff_lines(before.text or "", data["text"]))
+        return _editor(request, found, context)
+    step = legacy_ops.legacy_file_replace
+    save = partial(step, actor, found, data["path"], data["text"], data["version"])
+    return _save(request, found, context, save)
+
+
+def _entry_start(request: HtmxHttpRequest) -> Callable[[str, Item], dict[str, Any]]:
+    def begin(path: str, item: Item) -> dict[str, Any]:
+        line = request.GET.get("line", "")
+        chosen = dict(entries_of(item)).get(int(line) if line.isdigit() else 0)
+        if chosen is None:
+            raise Http404("No such entry in this file.")
+        return {"mode": "entry", "old": chosen, "new": chosen}
+
+    return begin
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@store_action(Capability.EDIT_ITEM)
+def entry(request: HtmxHttpRequest, found: Store) -> HttpResponse:
+    """One entry (one line) of a file: GET `?path=&line=` starts from that line as the file
+    has it now; a post previews or saves it with `str_replace`, which the store refuses
+    unless the old line is in the file exactly once."""
+    if request.method == "GET":
+        return _start(request, found, _entry_start(request))
+    form = LegacyEntryForm(request.POST)
+    context = _posted(form, "entry")
+    if "error" in context:
+        return _editor(request, found, context, status=400)
+    data = form.cleaned_data
+    if data["action"] == "preview":
+        context.update(previewed=True, diff=diff_lines(data["old"], data["new"]))
+        return _editor(request, found, context)
+    step, actor = legacy_ops.legacy_entry_edit, user_actor(request)
+    save = partial(step, actor, found, data["path"], data["old"], data["new"], data["version"])
+    return _save(request, found, context, save)
 
 
 @require_POST
 @login_required
-def delete(request: HtmxHttpRequest, key: str) -> HttpResponse:
+@store_action(Capability.DELETE_ITEM)
+def delete(request: HtmxHttpRequest, found: Store) -> HttpResponse:
     """Deletes a file; the store page then offers Undo (the file kept in the session)."""
-    found = store_or_404(request, key)
-    _require(found, Capability.DELETE_ITEM)
     form = LegacyFileForm(request.POST)
     if not form.is_valid():
         raise Http404("Not a memory file path.")
@@ -205,11 +215,10 @@ def delete(request: HtmxHttpRequest, key: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def undo(request: HtmxHttpRequest, key: str) -> HttpResponse:
+@store_action(Capability.RESTORE_ITEM)
+def undo(request: HtmxHttpRequest, found: Store) -> HttpResponse:
     """Undo of a delete: the same path re-created with the old contents and description;
     refused (nothing overwritten) when something was written there meanwhile."""
-    found = store_or_404(request, key)
-    _require(found, Capability.RESTORE_ITEM)
     form = LegacyUndoForm(request.POST)
     kept = legacy_undo_take(request.session, form.data.get("undo", ""), found.key)
     if not form.is_valid() or kept is None:
@@ -233,11 +242,10 @@ def undo(request: HtmxHttpRequest, key: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-def clear(request: HtmxHttpRequest, key: str) -> HttpResponse:
+@store_action(Capability.CLEAR_TARGET)
+def clear(request: HtmxHttpRequest, found: Store) -> HttpResponse:
     """Deletes every file of the user's in the store, after "clear" is typed; the answer
     lists each file: deleted, or failed and why."""
-    found = store_or_404(request, key)
-    _require(found, Capability.CLEAR_TARGET)
     form = LegacyClearForm(request.POST if request.method == "POST" else None)
     context: dict[str, Any] = {
         "store": found,
