@@ -201,3 +201,27 @@ def test_list_stores_refuses_bad_parameters(api: Api, params) -> None:
 def test_unknown_endpoint_and_method(api: Api) -> None:
     assert_error(api.call("GET", f"/{TRAVEL}/elsewhere"), 404, "ENDPOINT_NOT_FOUND")
     assert_error(api.call("PUT", f"/{TRAVEL}/entries"), 405, "ENDPOINT_NOT_FOUND")
+
+
+def _privileges(api: Api, store: str, **params: str) -> requests.Response:
+    return requests.get(
+        f"{api.url}/api/2.1/unity-catalog/effective-permissions/memory_store/{store}",
+        params=params,
+        headers={"Authorization": f"Bearer {api.token}"},
+        timeout=10,
+    )
+
+
+def test_effective_permissions_show_the_callers_own_privileges(api: Api) -> None:
+    def granted(store: str) -> list[str]:
+        response = _privileges(api, store)
+        assert response.status_code == 200, response.text
+        (assignment,) = response.json()["privilege_assignments"]
+        return [p["privilege"] for p in assignment["privileges"]]
+
+    assert granted(TRAVEL) == ["READ MEMORY STORE", "WRITE MEMORY STORE"]
+    assert granted(BENEFITS) == ["READ MEMORY STORE"]
+    assert granted(FINANCE) == []
+    assert_error(_privileges(api, "main.agents.nothing_here"), 404, "RESOURCE_DOES_NOT_EXIST")
+    other = _privileges(api, TRAVEL, principal="someone@contoso.com")
+    assert_error(other, 403, "PERMISSION_DENIED")

@@ -15,7 +15,11 @@ from memory_ui.identity import Identity
 from memory_ui.legacy import LegacyConflict, LegacyForbidden, LegacyUnauthorized
 from memory_ui.memory import legacy_ops as ops
 from memory_ui.memory.backends import Capability
-from memory_ui.memory.legacy_backend import CONVERSATIONS_REASON, FORBIDDEN_REASON
+from memory_ui.memory.legacy_backend import (
+    CONVERSATIONS_REASON,
+    FORBIDDEN_REASON,
+    READ_ONLY_REASON,
+)
 from memory_ui.memory.operations import Actor, Version
 from memory_ui.models import AuditEvent
 
@@ -75,7 +79,9 @@ def test_stores_are_the_readable_configured_ones_with_capabilities(alice: Actor)
     stores = ops.legacy_stores(alice)
 
     assert [s.key for s in stores] == [TRAVEL, HELPDESK, BENEFITS]  # finance: no READ
-    assert all(s.allows(Capability.EDIT_ITEM) for s in stores)
+    # The source can edit; the benefits store is read-only for the portal (READ only).
+    assert all(Capability.EDIT_ITEM in s.capabilities for s in stores)
+    assert [s.allows(Capability.EDIT_ITEM) for s in stores] == [True, True, False]
     assert not stores[0].allows(Capability.CONDITIONAL_WRITE)
     assert "version check" in stores[0].missing(Capability.CONDITIONAL_WRITE)
 
@@ -209,8 +215,13 @@ def test_support_reads_are_audited_as_reveals(carol_for_alice: Actor) -> None:
     assert (event.reason, event.ticket, event.source) == ("Deletion request", "T-1", "legacy")
 
 
+def _exported(actor: Actor) -> dict[str, dict[str, str]]:
+    """What support's export hands over: store -> path -> version."""
+    return {file.store: file.versions for file in ops.legacy_export_all(actor)}
+
+
 def test_erasure_has_a_row_per_store_and_for_conversations(carol_for_alice: Actor) -> None:
-    erasure = ops.legacy_erase_subject(carol_for_alice)
+    erasure = ops.legacy_erase_subject(carol_for_alice, _exported(carol_for_alice))
 
     rows = {(o.key, o.result, o.reason) for o in erasure.outcomes}
     assert (TRAVEL, "erased", "3 files") in rows
@@ -228,10 +239,54 @@ def test_erasure_with_an_oid_scope_template_is_not_possible_for_support(
 ) -> None:
     settings.LEGACY_STORES_SCOPE_TEMPLATE = "user-{oid}"
 
-    erasure = ops.legacy_erase_subject(carol_for_alice)
+    erasure = ops.legacy_erase_subject(carol_for_alice, {})
 
     assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.OID_UNKNOWN)]
     assert _events("erase")[-1].outcome == "error"
+
+
+def test_erasure_keeps_a_file_changed_since_the_export(
+    alice: Actor, carol_for_alice: Actor
+) -> None:
+    exported = _exported(carol_for_alice)
+    travel = _store(alice, TRAVEL)
+    item = ops.legacy_file_read(alice, travel, "/memories/profile.md")
+    changed = ops.file_version(item)
+    ops.legacy_file_replace(alice, travel, "/memories/profile.md", "Moved to Lisbon.", changed)
+
+    erasure = ops.legacy_erase_subject(carol_for_alice, exported)
+
+    rows = {o.key: (o.result, o.reason) for o in erasure.outcomes}
+    assert rows[TRAVEL] == (
+        "partly",
+        "3 files; 1 changed since the export, kept: export again, then erase",
+    )
+    assert rows[HELPDESK][0] == "erased"
+    left = ops.legacy_files(alice, travel).items
+    assert [i.key for i in left] == ["/memories/profile.md"]
+    assert "Lisbon" in (ops.legacy_file_read(alice, travel, "/memories/profile.md").text or "")
+    assert (TRAVEL, "error") in {(e.agent_object_id, e.outcome) for e in _events("erase")}
+
+
+def test_erasure_without_an_export_of_the_stores_erases_nothing(
+    alice: Actor, carol_for_alice: Actor
+) -> None:
+    erasure = ops.legacy_erase_subject(carol_for_alice, None)
+
+    assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.NOT_EXPORTED)]
+    assert len(ops.legacy_files(alice, _store(alice, TRAVEL)).items) == 3
+    assert _events("erase")[-1].outcome == "error"
+
+
+def test_a_read_only_store_offers_no_change_and_a_writable_one_does(alice: Actor) -> None:
+    benefits, travel = _store(alice, BENEFITS), _store(alice, TRAVEL)
+
+    assert not benefits.writable and travel.writable
+    for capability in (Capability.EDIT_ITEM, Capability.DELETE_ITEM, Capability.CLEAR_TARGET):
+        assert not benefits.allows(capability) and benefits.refuses(capability)
+        assert travel.allows(capability)
+    assert benefits.allows(Capability.EXPORT) and benefits.allows(Capability.SEARCH)
+    assert benefits.missing(Capability.DELETE_ITEM) == READ_ONLY_REASON
 
 
 def test_no_token_for_the_stores_is_the_portals_failure_and_audited(alice: Actor, settings) -> None:
