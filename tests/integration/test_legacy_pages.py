@@ -1,0 +1,120 @@
+"""The legacy stores' gaps through the portal's pages, signed in at the devstack IdP, with
+the real legacy store emulator (or a port where nothing listens): "Export everything"
+without the stores, a read-only store, and a store refusing the portal's credentials."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import zipfile
+from collections.abc import Iterator
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from devstack.serve import RunningServer
+from memory_ui.memory import legacy_ops
+from memory_ui.memory.legacy_backend import READ_ONLY_REASON
+from memory_ui.web.legacy_erasure import MISSING_MESSAGE
+
+TRAVEL = "main.agents.travel_planner_memory"
+BENEFITS = "main.agents.benefits_assistant_memory"
+ENROLMENT = "/memories/enrolment.md"
+REFUSED = "refused the portal&#x27;s own credentials"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def stores(settings, fresh_legacy: RunningServer) -> Iterator[RunningServer]:
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    settings.LEGACY_STORES_AGENTS = json.dumps(
+        {"travel-planner": TRAVEL, "benefits-assistant": BENEFITS}
+    )
+    legacy_ops.reset_caches()
+    yield fresh_legacy
+    legacy_ops.reset_caches()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _archive(response) -> zipfile.ZipFile:
+    assert response.status_code == 200
+    return zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+
+
+def test_export_everything_includes_the_stores_when_they_answer(alice: Client, stores) -> None:
+    archive = _archive(alice.get(reverse("export_everything")))
+
+    assert f"legacy/legacy-{TRAVEL}.md" in archive.namelist()
+    assert "missing_sources" not in json.loads(archive.read("manifest.json"))
+
+
+def test_export_everything_without_reachable_stores_exports_coreapi_and_says_so(
+    alice: Client, settings
+) -> None:
+    settings.LEGACY_STORES_BASE_URL = f"http://127.0.0.1:{_closed_port()}"
+    settings.LEGACY_STORES_GET_RETRIES = 0
+    legacy_ops.reset_caches()
+
+    archive = _archive(alice.get(reverse("export_everything")))
+
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["files"]  # CoreAPI's memories are all there
+    assert all(name in archive.namelist() for name in (f["path"] for f in manifest["files"]))
+    assert not [name for name in archive.namelist() if name.startswith("legacy/")]
+    assert manifest["missing_sources"] == [
+        {"source": "legacy", "label": "Legacy memory stores", "message": MISSING_MESSAGE}
+    ]
+    page = alice.get(reverse("dashboard")).content.decode()  # the page the user is on next
+    assert "their memories are not in this file" in page
+    legacy_ops.reset_caches()
+
+
+def test_a_read_only_store_offers_no_change_and_refuses_one_with_403(alice: Client, stores) -> None:
+    file_url = reverse("legacy_file", args=[BENEFITS]) + f"?path={ENROLMENT}"
+    page = alice.get(file_url).content.decode()
+
+    assert "PPO Plus" in page  # it can be read
+    assert READ_ONLY_REASON.replace("'", "&#x27;") in page
+    assert "Delete this file" not in page and "Edit the whole file" not in page
+    assert reverse("legacy_edit", args=[BENEFITS]) not in page
+    assert (
+        "Clear this store"
+        not in alice.get(reverse("legacy_store", args=[BENEFITS])).content.decode()
+    )
+
+    refused = alice.post(reverse("legacy_delete", args=[BENEFITS]), {"path": ENROLMENT})
+    assert refused.status_code == 403
+    html = refused.content.decode()
+    assert "Nothing was changed." in html and READ_ONLY_REASON.replace("'", "&#x27;") in html
+    for name in ("legacy_edit", "legacy_clear"):
+        assert alice.get(reverse(name, args=[BENEFITS]) + f"?path={ENROLMENT}").status_code == 403
+    assert "PPO Plus" in alice.get(file_url).content.decode()  # still there
+
+    writable = alice.get(reverse("legacy_file", args=[TRAVEL]) + "?path=/memories/profile.md")
+    assert "Delete this file" in writable.content.decode()
+
+
+def test_a_store_refusing_the_portals_token_does_not_ask_to_sign_in_again(
+    alice: Client, stores, settings
+) -> None:
+    # A token the IdP issues the portal, for another audience: the store answers 401.
+    settings.LEGACY_STORES_TOKEN_SCOPE = settings.COREAPI_APP_SCOPE
+
+    store = alice.get(reverse("legacy_store", args=[TRAVEL]))
+    html = store.content.decode()
+    assert store.status_code == 502
+    assert REFUSED in html and "contact support" in html
+    assert "Sign in again" not in html
+
+    export = alice.get(reverse("export_everything"))
+    manifest = json.loads(_archive(export).read("manifest.json"))
+    assert manifest["missing_sources"][0]["message"] == MISSING_MESSAGE
+    assert "Sign in again" not in alice.get(reverse("dashboard")).content.decode()
