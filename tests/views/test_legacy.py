@@ -15,9 +15,11 @@ from django.test import Client
 from django.urls import reverse
 
 from memory_ui.audit import AuditEvent
+from memory_ui.legacy import LegacyUnavailable
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_backend import CAPABILITIES
+from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
 
@@ -406,3 +408,71 @@ def test_store_list_escapes_hostile_paths_and_descriptions(alice: Client, legacy
 
     assert "<img src=x" not in html and '"><b>' not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_erasure_keeps_a_legacy_file_changed_since_the_export(carol: Client, legacy, fake) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    export(carol, request_url)
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Window seats now", "Prefs")
+
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    assert list(legacy.files[(TRAVEL, ALICE)]) == [PREFS]  # berlin erased, PREFS kept
+    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>partly</td>", result)
+
+
+def test_support_export_without_the_stores_says_so_and_their_erasure_erases_nothing(
+    carol: Client, legacy, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    def unreachable(*args: object) -> None:
+        # The emulator's unreachability is covered in tests/integration/test_legacy_pages.py;
+        # here it has to fail during support's export only, then answer for the erasure.
+        raise LegacyUnavailable()
+
+    request_url = start(carol)
+    with monkeypatch.context() as patched:
+        patched.setattr(legacy, "export_items", unreachable)
+        archive = export(carol, request_url)
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["missing_sources"][0]["message"] == MISSING_MESSAGE
+    assert manifest["files"] and not [n for n in archive.namelist() if n.startswith("legacy/")]
+
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # not exported, so not erased
+    assert "<td>not possible</td>" in result
+    assert legacy_ops.NOT_EXPORTED.replace("'", "&#x27;") in result
+
+
+def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Client, legacy) -> None:
+    alice.post(url("legacy_delete"), {"path": PREFS})
+    assert AuditEvent.objects.filter(source="legacy", action="delete-entry").exists()
+
+    own = alice.get(reverse("activity")).content.decode()
+    audit = carol.get(reverse("support_audit"), {"subject": ALICE}).content.decode()
+
+    for html in (own, audit):
+        assert f"Legacy memory store: {TRAVEL}" in html
+
+
+def test_admin_lists_and_filters_audit_events_by_source(carol: Client, legacy) -> None:
+    alice_client = signed_in(Client(), ALICE)
+    alice_client.post(url("legacy_delete"), {"path": PREFS})
+    changelist = reverse("admin:memory_ui_auditevent_changelist")
+
+    listed = carol.get(changelist, {"source__exact": "legacy"})
+    html = listed.content.decode()
+
+    assert listed.status_code == 200
+    assert "column-source" in html and "Legacy memory store" in html
+    assert "By source" in html or "by source" in html
+    assert (
+        carol.get(changelist, {"source__exact": "coreapi"})
+        .content.decode()
+        .count("Legacy memory store</td>")
+        == 0
+    )
