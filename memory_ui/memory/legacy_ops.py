@@ -52,6 +52,9 @@ from memory_ui.memory.operations import Actor, Version, fan_out
 
 logger = logging.getLogger("memory_ui.memory.legacy")
 
+# Actions whose 403 means the store refuses the portal writes (not reads).
+WRITE_ACTIONS = {Action.APPEND, Action.EDIT, Action.DELETE_ENTRY, Action.UNDO, Action.CLEAR}
+
 SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
 NO_TOKEN = (
     "The portal could not get its own credentials for the legacy memory stores; signing in "
@@ -177,7 +180,7 @@ def _audited[T](actor: Actor, action: str, store: Store, step: Callable[[], T]) 
     try:
         return step()
     except LegacyStoreError as exc:
-        if isinstance(exc, LegacyForbidden) and action != Action.EXPORT:
+        if isinstance(exc, LegacyForbidden) and action in WRITE_ACTIONS:
             _backend().refused_write(store.target)  # offered no more until the grant changes
         _audit(actor, action, store, error=exc)
         raise
@@ -192,18 +195,24 @@ def _store(target: Target) -> Store:
 
 
 def legacy_stores(actor: Actor) -> list[Store]:
-    """The configured stores the portal may read, with their capabilities (one store call
-    each, a few at a time: `fan_out`). Empty when the source is off."""
+    """The configured stores the portal may read, with their capabilities and whether the
+    portal may write there (two store calls each, a few stores at a time: `fan_out`).
+    Empty when the source is off."""
     if not legacy_enabled():
         return []
     subject_of(actor)  # refuses a subject whose scope the portal cannot make
     backend = _backend()
-    described = fan_out(backend.describe, backend.configured_targets())
-    return [_store(target) for target in described if target is not None]
+
+    def readable(target: Target) -> Store | None:
+        described = backend.describe(target)
+        return None if described is None else _store(described)
+
+    return [store for store in fan_out(readable, backend.configured_targets()) if store]
 
 
 def legacy_store(actor: Actor, key: str) -> Store | None:
-    """The configured store named `key` (from a URL or form), or None: no store call."""
+    """The configured store named `key` (from a URL or form), or None: no store call but
+    its privileges (`LegacyBackend.writable`, kept a minute)."""
     if not legacy_enabled():
         return None
     return next((_store(t) for t in _backend().configured_targets() if t.key == key), None)

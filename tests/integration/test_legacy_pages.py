@@ -98,6 +98,8 @@ def test_a_read_only_store_offers_no_change_and_refuses_one_with_403(alice: Clie
         assert alice.get(reverse(name, args=[BENEFITS]) + f"?path={ENROLMENT}").status_code == 403
     assert "PPO Plus" in alice.get(file_url).content.decode()  # still there
 
+    cards = alice.get(reverse("legacy_stores")).content.decode()
+    assert cards.count("Read only: the portal may not change it.") == 1  # benefits only
     writable = alice.get(reverse("legacy_file", args=[TRAVEL]) + "?path=/memories/profile.md")
     assert "Delete this file" in writable.content.decode()
 
