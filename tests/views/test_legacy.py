@@ -453,7 +453,7 @@ def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Clie
     assert AuditEvent.objects.filter(source="legacy", action="delete-entry").exists()
 
     own = alice.get(reverse("activity")).content.decode()
-    audit = carol.get(reverse("support_audit"), {"subject": ALICE}).content.decode()
+    audit = carol.get(reverse("support_audit")).content.decode()  # unfiltered: every event
 
     for html in (own, audit):
         assert f"Legacy memory store: {TRAVEL}" in html
