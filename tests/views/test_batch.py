@@ -12,6 +12,7 @@ from devstack.coreapi import formats
 from memory_ui.coreapi import Agent
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI, _at
+from tests.pages import hidden_fields
 from tests.views.helpers import FAILURES, body, fail, field_value, page_text
 
 MEMORIES = [None, "benefits-assistant", "it-helpdesk", "travel-planner", "expense-helper"]
@@ -39,13 +40,6 @@ def five_memories_with_forty_batch_entries_each(fake: FakeCoreAPI) -> dict[str |
     return before
 
 
-def hidden(html: str) -> dict[str, list[str]]:
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html):
-        fields.setdefault(name, []).append(value)
-    return fields
-
-
 def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one_undo(
     alice: Client, fake: FakeCoreAPI
 ):
@@ -64,7 +58,7 @@ def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one
     assert text.count("and 35 more") == 5
     assert fake.writes() == []  # a preview changes nothing
 
-    confirm = hidden(body(preview))
+    confirm = hidden_fields(body(preview))
     assert (
         len(confirm["pick"]) == 200 and len([k for k in confirm if k.startswith("version-")]) == 5
     )
@@ -78,7 +72,7 @@ def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one
     assert "aisle seats" in fake.text("travel-planner")  # the other entries stay
     assert AuditEvent.objects.filter(action="delete-entry").count() == 5
 
-    token = hidden(body(done))["token"]
+    token = hidden_fields(body(done))["token"]
     restored = alice.post("/memory/select/undo", {"token": token[0]})
     assert restored.status_code == 200
     assert page_text(restored).count("restored 40 entries.") == 5
@@ -107,7 +101,7 @@ def test_a_memory_that_changed_after_the_preview_is_left_as_it_is(alice: Client,
     )
     shared = fake.text()
 
-    done = alice.post("/memory/select/delete", hidden(body(preview)))
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
     text = page_text(done)
     assert done.status_code == 200 and "Deleted 1 entry" in text
     assert "it changed since the preview, so nothing was deleted in it" in text
@@ -116,7 +110,7 @@ def test_a_memory_that_changed_after_the_preview_is_left_as_it_is(alice: Client,
     )
     assert fake.text() != shared
 
-    alice.post("/memory/select/undo", {"token": hidden(body(done))["token"][0]})
+    alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
     assert fake.text() == shared
 
 
@@ -235,8 +229,8 @@ def test_a_document_without_entries_is_found_but_not_offered_for_selection(
 
 def test_undo_keeps_its_token_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI):
     preview = alice.post("/memory/select/preview", {"mode": "picked", "pick": ["user:0"]})
-    done = alice.post("/memory/select/delete", hidden(body(preview)))
-    token = hidden(body(done))["token"][0]
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
+    token = hidden_fields(body(done))["token"][0]
     deleted = fake.text()
     unavailable = next(f for f in FAILURES if f.name == "unavailable")
     fail(fake, "list_agents", unavailable)
