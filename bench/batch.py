@@ -21,14 +21,11 @@ benchmark checks. Medians (and min / max) of --runs runs, after one run to warm 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import requests
@@ -36,106 +33,51 @@ import requests
 # Run as a file: the repository's packages (devstack, memory_ui, tests) come from its root.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from devstack.config import Fixtures, issuer, load_fixtures
-from devstack.coreapi import formats
+from devstack.config import issuer, load_fixtures
 from devstack.coreapi.faults import Faults
 from devstack.pki import ensure_pki
 from devstack.tokens import delegated_access_token
-from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import CallerAuth
 from memory_ui.coreapi.client import CoreAPIClient
+from tests.batch_memories import MEMORIES, PER_MEMORY, REASON, AsAlice, with_four_agents
 from tests.pages import form_with_button, hidden_fields, submitted
 from tests.stack import UPN, sign_in, start_devstack, start_portal
 
-AGENTS = ("benefits-assistant", "it-helpdesk", "travel-planner", "finance-insights")
-MEMORIES = (None, *AGENTS)  # None: the shared memory
-PER_MEMORY = 40
-REASON = "Batch import"
 TIMEOUT = 60
 
 
-def four_agents() -> Fixtures:
-    """The demo, with alice also reading finance-insights: five memories of hers."""
-    demo = load_fixtures()
-    agents = tuple(
-        dataclasses.replace(a, readers={**a.readers, UPN: "Reader"})
-        if a.name == "finance-insights"
-        else a
-        for a in demo.agents
-    )
-    return dataclasses.replace(demo, agents=agents)
-
-
-@dataclasses.dataclass
-class Direct:
-    """CoreAPI as alice, straight: to write the entries, check the runs and time the GETs."""
-
-    client: CoreAPIClient
-    auth: CallerAuth
-    instance_id: str
-
-    def where(self, agent: str | None) -> tuple[str, str | None]:
-        if agent is None:
-            return "user", None
-        return "agent", agent_object_id(self.instance_id, agent)
-
-    def read_all(self) -> dict[str | None, str]:
-        return {
-            a: self.client.get_memory(self.auth, *self.where(a)).content_markdown for a in MEMORIES
-        }
-
-    def add_entries(self) -> None:
-        start = datetime(2026, 11, 1, 8, tzinfo=UTC)
-        for agent in MEMORIES:
-            scope, object_id = self.where(agent)
-            text = self.client.get_memory(self.auth, scope, object_id).content_markdown
-            for n in range(PER_MEMORY):
-                text = formats.append_entry(
-                    text, f"- Imported line {n}.", start + timedelta(minutes=n), REASON
-                )
-            self.client.import_memory(
-                self.auth, scope, text, mode="replace", agent_object_id=object_id
-            )
-
-
-def timed(call: Callable[[], requests.Response], into: list[float]) -> str:
+def posted(browser: requests.Session, url: str, data: dict, into: list[float]) -> str:
+    """The page a POST answers with; how long it took goes `into` the list."""
     started = time.perf_counter()
-    response = call()
+    response = browser.post(url, data=data, timeout=TIMEOUT)
     into.append(time.perf_counter() - started)
     response.raise_for_status()
     return response.text
 
 
 def one_run(
-    browser: requests.Session, portal: str, direct: Direct, times: dict[str, list[float]]
+    browser: requests.Session, portal: str, direct: AsAlice, times: dict[str, list[float]]
 ) -> None:
     """Preview, delete and Undo once; checks each answer and that every memory is back."""
-    before = direct.read_all()
+    before = direct.documents()
     started = time.perf_counter()
-    direct.read_all()
+    direct.documents()
     times["5 GETs"].append(time.perf_counter() - started)
 
     page = browser.get(f"{portal}/memory/select", params={"reason": REASON}, timeout=TIMEOUT)
     every = form_with_button(page.text, "mode", "all", base_url=page.url)
     fields = submitted(every, ("mode", "all"))
-    preview = timed(
-        lambda: browser.post(every.action, data=fields, timeout=TIMEOUT), times["preview"]
-    )
+    preview = posted(browser, every.action, fields, times["preview"])
     assert "Delete 200 entries from 5 memories?" in preview, preview[:2000]
 
     confirm = hidden_fields(preview)
-    done = timed(
-        lambda: browser.post(f"{portal}/memory/select/delete", data=confirm, timeout=TIMEOUT),
-        times["delete"],
-    )
+    done = posted(browser, f"{portal}/memory/select/delete", confirm, times["delete"])
     assert "Deleted 200 entries" in done, done[:2000]
 
     undo = hidden_fields(done)
-    restored = timed(
-        lambda: browser.post(f"{portal}/memory/select/undo", data=undo, timeout=TIMEOUT),
-        times["undo"],
-    )
+    restored = posted(browser, f"{portal}/memory/select/undo", undo, times["undo"])
     assert restored.count(f"restored {PER_MEMORY} entries.") == len(MEMORIES), restored[:2000]
-    assert direct.read_all() == before, "Undo did not restore every memory exactly"
+    assert direct.documents() == before, "Undo did not restore every memory exactly"
 
 
 def main() -> None:
@@ -144,7 +86,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=0, help="added to every CoreAPI call")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per call
-    demo = four_agents()
+    demo = with_four_agents(load_fixtures())
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         home = Path(tmp)
         stack = start_devstack(
@@ -157,7 +99,7 @@ def main() -> None:
             token = delegated_access_token(
                 ensure_pki(home), demo, issuer(stack.idp.url, demo.tenant_id), user, demo.portal
             )
-            direct = Direct(
+            direct = AsAlice(
                 CoreAPIClient(stack.coreapi.url, demo.instance_id),
                 CallerAuth(token),
                 demo.instance_id,

@@ -5,45 +5,25 @@ emulator's memory, CSRF enforced; only the Django test client stands in for the 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from devstack.config import Fixtures
-from devstack.coreapi import formats
 from devstack.coreapi import start as start_coreapi
 from devstack.coreapi.faults import Faults
 from devstack.pki import Pki
 from devstack.serve import RunningServer
-from memory_ui.coreapi import CallerAuth, agent_object_id
+from memory_ui.coreapi import CallerAuth
 from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.models import AuditEvent
+from tests.batch_memories import ALICE, PER_MEMORY, REASON, AsAlice, with_four_agents
 from tests.integration.conftest import sign_in
 from tests.pages import form_with_button, hidden_fields, submitted
 
 pytestmark = pytest.mark.django_db
-
-ALICE = "alice@contoso.com"
-# The three demo agents alice reads, and a fourth she is given here.
-AGENTS = ("benefits-assistant", "it-helpdesk", "travel-planner", "finance-insights")
-MEMORIES = (None, *AGENTS)  # None: the shared memory
-PER_MEMORY = 40
-REASON = "Batch import"
-
-
-def with_four_agents(demo: Fixtures) -> Fixtures:
-    """The demo, with alice also reading finance-insights (no demo user may, by default)."""
-    agents = tuple(
-        dataclasses.replace(a, readers={**a.readers, ALICE: "Reader"})
-        if a.name == "finance-insights"
-        else a
-        for a in demo.agents
-    )
-    return dataclasses.replace(demo, agents=agents)
 
 
 @pytest.fixture
@@ -64,29 +44,16 @@ def portal_coreapi(
 
 @pytest.fixture
 def documents(portal_coreapi, coreapi_tokens, demo) -> Iterator[Callable[[], dict]]:
-    """Forty entries with the reason "Batch import" appended to each of the five memories
-    (written as CoreAPI's own appends would be, in one import per memory); for the test,
-    a call that reads what CoreAPI holds in each memory now."""
-    client = CoreAPIClient(portal_coreapi.url, demo.instance_id)
-    auth = CallerAuth(coreapi_tokens.delegated(ALICE))
-
-    def where(agent: str | None) -> tuple[str, str | None]:
-        return ("agent", agent_object_id(demo.instance_id, agent)) if agent else ("user", None)
-
-    start = datetime(2026, 11, 1, 8, tzinfo=UTC)
-    for agent in MEMORIES:
-        scope, object_id = where(agent)
-        text = client.get_memory(auth, scope, object_id).content_markdown
-        for n in range(PER_MEMORY):
-            at = start + timedelta(minutes=n)
-            text = formats.append_entry(text, f"- Imported line {n}.", at, REASON)
-        client.import_memory(auth, scope, text, mode="replace", agent_object_id=object_id)
-
-    def now() -> dict[str | None, str]:
-        return {a: client.get_memory(auth, *where(a)).content_markdown for a in MEMORIES}
-
-    yield now
-    client.close()
+    """The forty entries added to each of the five memories; for the test, a call that
+    reads what CoreAPI holds in each now."""
+    direct = AsAlice(
+        CoreAPIClient(portal_coreapi.url, demo.instance_id),
+        CallerAuth(coreapi_tokens.delegated(ALICE)),
+        demo.instance_id,
+    )
+    direct.add_entries()
+    yield direct.documents
+    direct.client.close()
 
 
 def test_two_hundred_entries_in_five_memories_one_preview_one_confirmation_one_undo(
