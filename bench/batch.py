@@ -16,6 +16,7 @@ one after the other. Each run ends where it began (Undo restores every memory), 
 benchmark checks. Medians (and min / max) of --runs runs, after one run to warm up.
 
     .venv/bin/python bench/batch.py [--runs 15] [--latency-ms 0]
+    .venv/bin/python bench/batch.py --portal-dir /tmp/before   # another checkout's portal
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from memory_ui.coreapi import CallerAuth
 from memory_ui.coreapi.client import CoreAPIClient
 from tests.batch_memories import MEMORIES, PER_MEMORY, REASON, AsAlice, with_four_agents
 from tests.pages import form_with_button, hidden_fields, submitted
-from tests.stack import UPN, sign_in, start_devstack, start_portal
+from tests.stack import REPO, UPN, sign_in, start_devstack, start_portal
 
 TIMEOUT = 60
 
@@ -84,6 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--latency-ms", type=int, default=0, help="added to every CoreAPI call")
+    parser.add_argument("--portal-dir", type=Path, default=REPO, help="the portal to measure")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per call
     demo = with_four_agents(load_fixtures())
@@ -92,7 +94,7 @@ def main() -> None:
         stack = start_devstack(
             home, demo, Faults(latency_ms=args.latency_ms, path_regex="^/instances/")
         )
-        portal = start_portal(stack)
+        portal = start_portal(stack, portal_dir=args.portal_dir)
         try:
             user = demo.user(UPN)
             assert user is not None
