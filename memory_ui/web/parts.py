@@ -68,11 +68,11 @@ class Card:
 def parts_html(
     prepared: Prepared, page: Page, view: PartView, new: frozenset[int] = frozenset()
 ) -> list[Card]:
-    """Each part's card, its HTML rendered once per document version, `view` and minute. Rendering
-    in the page's own loop instead costs a template render per part per request, and a
-    1 MiB document has thousands of parts (bench/portal.py measures it). `new`: the
-    indexes of the entries marked new since the person's last visit (a flag per part in
-    the key, no more)."""
+    """Each part's card, its HTML rendered once per document version, `view` and minute.
+    Rendering in the page's own loop instead costs a template render per part per
+    request, and a 1 MiB document has thousands of parts (bench/portal.py measures it).
+    `new`: the indexes of the entries marked new since the person's last visit (a flag
+    per part in the key, no more)."""
     minute = int(time.time() // 60)
     rendered = []
     for part in page.parts:

@@ -1,5 +1,6 @@
 """Select and delete many entries at once: choose by filter (the search form's memory,
-reason, dates and words) or tick them one by one, see what would go (how many, from which
+reason, dates and words) or tick them one by one (here, on a memory page or in search
+results, which post to the same preview), see what would go (how many, from which
 memories, their first lines), confirm once, and undo the whole batch with one Undo.
 
 Plain GET and POST forms, so it all works without JavaScript. Memories are named by
@@ -24,7 +25,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.batch import (
     Selection,
     batch_delete,
@@ -104,7 +105,7 @@ def _own_targets(view: Callable[[HtmxHttpRequest, dict[str, Target]], HttpRespon
     @wraps(view)
     def wrapper(request: HtmxHttpRequest) -> HttpResponse:
         try:
-            agents: list[Agent] = user_agents(request)
+            agents = user_agents(request)
         except CoreAPIError as exc:
             messages.error(request, f"Nothing was changed. {exc.message}")
             return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
