@@ -79,6 +79,14 @@ def form_with_button(html: str, name: str, value: str, base_url: str = "") -> Fo
     raise AssertionError(f"No form with a button {name}={value!r}")
 
 
+def hidden_fields(html: str) -> dict[str, list[str]]:
+    """Every hidden input's values by name, repeated names kept (a form's `fields` keeps one)."""
+    found: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html):
+        found.setdefault(name, []).append(value)
+    return found
+
+
 def batched_cards(html: str) -> list[list[str]]:
     """The agent names of each batch of cards the dashboard loads as they come into view."""
     return [

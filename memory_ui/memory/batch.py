@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import Entry, entry_label, parse_document, remove_entry
+from memory_ui.memory.documents import Entry, entry_label, parse_document, remove_lines
 from memory_ui.memory.operations import (
     Actor,
     Loaded,
@@ -93,14 +93,24 @@ def select_picked(loaded: list[Loaded], picked: dict[str, set[int]]) -> Selectio
 
 
 def without_entries(text: str, indexes: set[int]) -> str | None:
-    """The document without those entries (None when none of them is there). Removed
-    from the last one up, so the entries still to remove keep their index; each removal
-    reads the document again, as removing one tidies the blank lines around it."""
-    present = sorted((i for i in indexes if i < len(parse_document(text).entries)), reverse=True)
+    """The document without those entries (None when none of them is there), parsed once.
+    Adjacent entries go as one range of lines, and the ranges from the last one up: removing
+    a range tidies only the blank lines at its own seam, which lie after the entry kept
+    before it, so the ranges still to remove keep their line numbers. The same text as
+    removing them one at a time (tests/unit/test_batch.py), without a parse per entry."""
+    entries = parse_document(text).entries
+    present = sorted(i for i in indexes if 0 <= i < len(entries))
     if not present:
         return None
+    runs: list[tuple[int, int]] = []  # (start_line, end_line) of adjacent entries
     for index in present:
-        text = remove_entry(text, index)
+        entry = entries[index]
+        if runs and runs[-1][1] == entry.start_line:
+            runs[-1] = (runs[-1][0], entry.end_line)
+        else:
+            runs.append((entry.start_line, entry.end_line))
+    for start, end in reversed(runs):
+        text = remove_lines(text, start, end)
     return text
 
 

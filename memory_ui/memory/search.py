@@ -110,6 +110,7 @@ class MemoryResults:
     target: Target
     hits: list[Hit] = field(default_factory=list)  # the ones shown
     total: int = 0  # every match in this memory, shown or not
+    entries: int = 0  # of those, entries (not a whole document): what can be selected
     empty: bool = False  # nothing is remembered in it
     error: CoreAPIError | None = None
 
@@ -131,6 +132,11 @@ class SearchResults:
     @property
     def total(self) -> int:
         return sum(memory.total for memory in self.memories)
+
+    @property
+    def entries(self) -> int:
+        """Matching entries: what "Select all N matching" takes (`matching_entries`)."""
+        return sum(memory.entries for memory in self.memories)
 
     @property
     def matched(self) -> list[MemoryResults]:
@@ -286,6 +292,7 @@ def search_loaded(loaded: list[Loaded], query: SearchQuery, limits: Limits) -> S
                 each.target,
                 hits=[matcher.hit(piece) for piece in shown],
                 total=len(found),
+                entries=sum(piece.index is not None for piece in found),
                 empty=not pieces,
             )
         )

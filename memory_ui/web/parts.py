@@ -5,7 +5,8 @@ A part's HTML depends on the document (cached by its hash: `memory_ui.memory.pag
 how the page shows it (`PartView`: deletable here, links) and on the time: "3 days ago". It is kept with the parsed
 document and rendered again when the minute changes, so a relative time is at most a
 minute old. It holds no per-user data: Delete buttons submit the page's one form, which
-carries the CSRF token and version (memory.html).
+carries the CSRF token and version (memory.html). The <li> around each part, with its id,
+"New" mark and selection checkbox, is the page's own loop (`Card`), not cached.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.text import slugify
 
 from memory_ui.coreapi import Agent
-from memory_ui.memory.paging import Page, Prepared
+from memory_ui.memory.documents import Entry
+from memory_ui.memory.paging import Page, Part, Prepared
 
 
 @dataclass(frozen=True)
@@ -41,14 +44,35 @@ class PartView:
         return bool(self.edit_url)
 
 
+@dataclass(frozen=True)
+class Card:
+    """One part as memory.html's loop places it: the cached `html` (part.html), and what
+    the loop puts around it: the <li> with its id, the "New" mark and a checkbox."""
+
+    part: Part
+    html: SafeString
+    view: PartView
+    is_new: bool
+
+    @property
+    def entry(self) -> Entry | None:
+        return self.part.entry
+
+    @property
+    def dom_id(self) -> str:
+        """The <li>'s id: what links (#entry-3) and the entry editor's swap aim at."""
+        own = f"entry-{self.entry.index}" if self.entry else f"part-{self.part.position}"
+        return f"{slugify(self.view.memory_url)}-{own}" if self.view.linked else own
+
+
 def parts_html(
     prepared: Prepared, page: Page, view: PartView, new: frozenset[int] = frozenset()
-) -> list[SafeString]:
-    """Each part's <li>, rendered once per document version, `view` and minute. Rendering
-    in the page's own loop instead costs a template render per part per request, and a
-    1 MiB document has thousands of parts (bench/portal.py measures it). `new`: the
-    indexes of the entries marked new since the person's last visit (a flag per part in
-    the key, no more)."""
+) -> list[Card]:
+    """Each part's card, its HTML rendered once per document version, `view` and minute.
+    Rendering in the page's own loop instead costs a template render per part per
+    request, and a 1 MiB document has thousands of parts (bench/portal.py measures it).
+    `new`: the indexes of the entries marked new since the person's last visit (a flag
+    per part in the key, no more)."""
     minute = int(time.time() // 60)
     rendered = []
     for part in page.parts:
@@ -61,7 +85,8 @@ def parts_html(
         key = ("part", part.position, view, is_new, minute)
         # render_to_string returns a SafeString (the template escaped what it inserted);
         # the memo keeps that object as it is.
-        rendered.append(prepared.memo(key, render, replaces=key[:-1]))
+        html = prepared.memo(key, render, replaces=key[:-1])
+        rendered.append(Card(part, html, view, is_new))
     return rendered
 
 

@@ -21,7 +21,7 @@ from memory_ui.memory.targets import Target
 from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor
 from memory_ui.web.errors import AgentsUnlisted
-from memory_ui.web.forms import ViewForm
+from memory_ui.web.forms import SearchForm, ViewForm
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     as_whole_page,
@@ -100,11 +100,15 @@ def memory_context(
                     first_url=target_url(target),
                 )
             deletable = target.scope != "combined" and loaded.rewritable
+            # Single entries can be edited, deleted and ticked for /memory/select's preview.
+            selectable = deletable and prepared.document.structured
             edit_url = ""
-            if deletable and prepared.document.structured:
+            if selectable:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
             shown = PartView(deletable, target_url(target), edit_url)
-            context["part_html"] = parts_html(prepared, page, shown, new)
+            context["cards"] = parts_html(prepared, page, shown, new)
+            context["selectable"] = selectable
+            context["search_choice"] = SearchForm.choice(target)
     return context
 
 

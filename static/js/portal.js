@@ -343,3 +343,38 @@
   document.addEventListener("htmx:afterRequest", function () { idle(document); });
   window.addEventListener("pageshow", function () { idle(document); });
 })();
+
+// Selecting entries (memory page, search results): a live "N selected" next to "Review
+// selected", which waits for a first tick. Without JavaScript the button is always there
+// and the preview says when nothing is chosen. The checkboxes belong to the form named by
+// the count's data-selection-count (form="…"), wherever they sit on the page.
+(function () {
+  "use strict";
+
+  function picked(form) {
+    return Array.prototype.filter.call(form.elements, function (field) {
+      return field.name === "pick" && field.checked;
+    }).length;
+  }
+
+  function refresh() {
+    document.querySelectorAll("[data-selection-count]").forEach(function (count) {
+      var form = document.getElementById(count.getAttribute("data-selection-count"));
+      if (!form) return;
+      if (!count.hasAttribute("data-hint")) count.setAttribute("data-hint", count.textContent);
+      var n = picked(form);
+      var text = n ? n + (n === 1 ? " entry" : " entries") + " selected" : count.getAttribute("data-hint");
+      if (count.textContent !== text) count.textContent = text;
+      Array.prototype.forEach.call(form.elements, function (field) {
+        if (field.hasAttribute("data-selection-submit")) field.disabled = n === 0;
+      });
+    });
+  }
+
+  document.addEventListener("change", function (event) {
+    if (event.target.name === "pick") refresh();
+  });
+  document.addEventListener("DOMContentLoaded", refresh);
+  document.addEventListener("htmx:afterSettle", refresh);
+  window.addEventListener("pageshow", refresh);
+})();

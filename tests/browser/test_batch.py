@@ -1,8 +1,11 @@
-"""Select and delete many in Chromium: from search results to a preview, one confirmation
-and one Undo, checked with axe on the selection, the preview and the result."""
+"""Select and delete many in Chromium: from search results or a memory page's own entries
+to a preview, one confirmation and one Undo, checked with axe on the selection, the
+preview and the result; the live "N selected" count; and all of it without JavaScript."""
+
+import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
@@ -36,3 +39,76 @@ def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page)
 
     page.goto("/memory/agents/travel-planner")
     expect(page.locator("#memory-content")).to_contain_text("aisle seats")
+
+
+def test_alice_ticks_entries_on_a_memory_page_and_sees_the_count(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/travel-planner")
+    review = page.get_by_role("button", name="Review selected…")
+    count = page.locator("[data-selection-count='entry-select']")
+    expect(review).to_be_disabled()  # nothing ticked yet
+    expect(count).to_have_attribute("aria-live", "polite")
+
+    # By keyboard: Tab to the first checkbox, named after its entry, and Space.
+    first = page.get_by_role("checkbox", name="Select entry 2: Upcoming trip")
+    first.focus()
+    page.keyboard.press("Space")
+    expect(count).to_have_text("1 entry selected")
+    page.get_by_role("checkbox", name="Select entry 1: Trip preferences").check()
+    expect(count).to_have_text("2 entries selected")
+    expect(review).to_be_enabled()
+    check_accessibility(page, "a memory page with entries selected")
+
+    review.click()
+    expect(page.get_by_role("heading", name="Delete 2 entries from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()  # back to the memory page
+    expect(page).to_have_url(re.compile(r"/memory/agents/travel-planner$"))
+    first.check()
+    expect(count).to_have_text("1 entry selected")
+    first.uncheck()
+    expect(review).to_be_disabled()
+
+
+def test_alice_ticks_a_search_result_then_takes_every_match(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/search?q=prefers")
+    count = page.locator("[data-selection-count='search-select']")
+    page.get_by_role("checkbox", name=re.compile("Select this entry of Travel Planner")).check()
+    expect(count).to_have_text("1 entry selected")
+    check_accessibility(page, "search results with a selection")
+
+    # Typing a new search replaces the results (htmx): the count starts again.
+    page.get_by_role("searchbox", name="Text").fill("aisle")
+    expect(page.get_by_role("button", name="Select all 1 matching…")).to_be_visible()
+    expect(count).to_have_text("Tick results to delete several at once.")
+    expect(page.get_by_role("button", name="Review selected…")).to_be_disabled()
+    page.get_by_role("button", name="Select all 1 matching…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+
+
+def test_ticking_deleting_and_undoing_work_without_javascript(browser: Browser, live_portal: str):
+    context = browser.new_context(
+        java_script_enabled=False, ignore_https_errors=True, base_url=live_portal
+    )
+    try:
+        page = context.new_page()
+        sign_in_as(page, "Alice Example")
+        page.goto("/memory/user")
+        page.get_by_role("checkbox", name="Select entry 1: User introduced herself").check()
+        page.get_by_role("button", name="Review selected…").click()
+        expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+        page.get_by_role("button", name="Delete 1 entry").click()
+        expect(page.get_by_role("heading", name="Deleted 1 entry")).to_be_visible()
+        page.get_by_role("button", name="Undo").click()
+        expect(page.locator(".batch-results")).to_contain_text("restored 1 entry.")
+
+        page.goto("/search?q=prefers")
+        page.get_by_role("button", name="Select all 2 matching…").click()
+        expect(
+            page.get_by_role("heading", name="Delete 2 entries from 2 memories?")
+        ).to_be_visible()
+        page.goto("/search?q=prefers")
+        page.get_by_role("button", name="Review selected…").click()  # nothing ticked
+        expect(page.locator("#toasts")).to_contain_text("Nothing is chosen")
+    finally:
+        context.close()

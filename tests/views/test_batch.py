@@ -12,7 +12,8 @@ from devstack.coreapi import formats
 from memory_ui.coreapi import Agent
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI, _at
-from tests.views.helpers import body, page_text
+from tests.pages import hidden_fields
+from tests.views.helpers import FAILURES, body, fail, field_value, page_text
 
 MEMORIES = [None, "benefits-assistant", "it-helpdesk", "travel-planner", "expense-helper"]
 
@@ -39,13 +40,6 @@ def five_memories_with_forty_batch_entries_each(fake: FakeCoreAPI) -> dict[str |
     return before
 
 
-def hidden(html: str) -> dict[str, list[str]]:
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html):
-        fields.setdefault(name, []).append(value)
-    return fields
-
-
 def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one_undo(
     alice: Client, fake: FakeCoreAPI
 ):
@@ -64,7 +58,7 @@ def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one
     assert text.count("and 35 more") == 5
     assert fake.writes() == []  # a preview changes nothing
 
-    confirm = hidden(body(preview))
+    confirm = hidden_fields(body(preview))
     assert (
         len(confirm["pick"]) == 200 and len([k for k in confirm if k.startswith("version-")]) == 5
     )
@@ -78,7 +72,7 @@ def test_two_hundred_entries_from_five_memories_one_preview_one_confirmation_one
     assert "aisle seats" in fake.text("travel-planner")  # the other entries stay
     assert AuditEvent.objects.filter(action="delete-entry").count() == 5
 
-    token = hidden(body(done))["token"]
+    token = hidden_fields(body(done))["token"]
     restored = alice.post("/memory/select/undo", {"token": token[0]})
     assert restored.status_code == 200
     assert page_text(restored).count("restored 40 entries.") == 5
@@ -107,7 +101,7 @@ def test_a_memory_that_changed_after_the_preview_is_left_as_it_is(alice: Client,
     )
     shared = fake.text()
 
-    done = alice.post("/memory/select/delete", hidden(body(preview)))
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
     text = page_text(done)
     assert done.status_code == 200 and "Deleted 1 entry" in text
     assert "it changed since the preview, so nothing was deleted in it" in text
@@ -116,7 +110,7 @@ def test_a_memory_that_changed_after_the_preview_is_left_as_it_is(alice: Client,
     )
     assert fake.text() != shared
 
-    alice.post("/memory/select/undo", {"token": hidden(body(done))["token"][0]})
+    alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
     assert fake.text() == shared
 
 
@@ -142,3 +136,109 @@ def test_search_results_and_memory_pages_lead_to_selecting(alice: Client, fake: 
     assert 'href="/memory/select?agent=travel-planner"' in page
     ticked = page_text(alice.get("/memory/select", {"agent": "travel-planner"}))
     assert "2 matching entries in 1 memory" in ticked
+
+
+# --- ticking entries on a memory page and in search results ----------------------------
+
+
+def checkboxes(html: str, form_id: str) -> list[str]:
+    """The `pick` values of the checkboxes that belong to the form `form_id`."""
+    pattern = rf'<input type="checkbox" name="pick" value="([^"]+)" form="{form_id}">'
+    return re.findall(pattern, html)
+
+
+def test_a_memory_page_ticks_its_entries_for_the_preview(alice: Client, fake: FakeCoreAPI):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    assert checkboxes(html, "entry-select") == ["agent:travel-planner:1", "agent:travel-planner:0"]
+    # Each checkbox is named after its entry, for screen readers.
+    assert "Select entry 2: Upcoming trip</span>" in html
+    form = html[html.index('<form id="entry-select"') :]
+    form = form[: form.index("</form>")]
+    assert 'action="/memory/select/preview"' in form and "csrfmiddlewaretoken" in form
+    assert field_value(form, "agent") == "travel-planner"
+    assert "Review selected…" in form
+
+    preview = alice.post(
+        "/memory/select/preview",
+        {
+            "agent": "travel-planner",
+            "back": "/memory/agents/travel-planner",
+            "mode": "picked",
+            "pick": ["agent:travel-planner:1"],
+        },
+    )
+    assert preview.status_code == 200
+    text = page_text(preview)
+    assert "Delete 1 entry from 1 memory?" in text and "Trip to London" in text
+    assert "aisle seats" not in text
+    assert (
+        'href="/memory/agents/travel-planner" role="button" class="secondary outline">Cancel'
+        in (body(preview))
+    )
+    assert fake.writes() == []
+
+
+def test_pages_that_cannot_delete_single_entries_have_no_checkboxes(
+    alice: Client, fake: FakeCoreAPI
+):
+    for url in ["/memory/agents/travel-planner/combined", "/memory/agents/it-helpdesk"]:
+        html = body(alice.get(url))
+        assert 'type="checkbox" name="pick"' not in html and 'id="entry-select"' not in html
+
+
+def test_the_preview_goes_back_only_to_a_page_of_this_site(alice: Client, fake: FakeCoreAPI):
+    for back in ["https://evil.example/", "//evil.example/x", "javascript:alert(1)"]:
+        preview = alice.post(
+            "/memory/select/preview",
+            {"agent": "", "back": back, "mode": "picked", "pick": ["user:0"]},
+        )
+        assert preview.status_code == 200
+        assert "evil" not in body(preview) and "javascript:" not in body(preview)
+        assert 'href="/memory/select?q=&amp;agent=&amp;reason=' in body(preview)
+
+
+def test_search_results_tick_entries_or_take_every_match(alice: Client, fake: FakeCoreAPI):
+    html = body(alice.get("/search", {"q": "prefers"}))
+    # The page's form holds the CSRF token; the results (replaced as people type) hold the
+    # checkboxes, the filters and the buttons, all belonging to it.
+    assert '<form id="search-select" method="post" action="/memory/select/preview" hidden>' in html
+    assert sorted(checkboxes(html, "search-select")) == ["agent:travel-planner:0", "user:0"]
+    assert "Select this entry of Travel Planner, 30 Sep 2026, 12:00: Trip preferences" in html
+    assert '<input type="hidden" name="q" value="prefers" form="search-select">' in html
+    assert "Select all 2 matching…" in html
+
+    every = alice.post(
+        "/memory/select/preview",
+        {"q": "prefers", "agent": "", "reason": "", "date_from": "", "date_to": "", "mode": "all"},
+    )
+    assert "Delete 2 entries from 2 memories?" in page_text(every)
+    ticked = alice.post(
+        "/memory/select/preview",
+        {"q": "prefers", "agent": "", "mode": "picked", "pick": ["agent:travel-planner:0"]},
+    )
+    assert "Delete 1 entry from 1 memory?" in page_text(ticked)
+
+
+def test_a_document_without_entries_is_found_but_not_offered_for_selection(
+    alice: Client, fake: FakeCoreAPI
+):
+    html = body(alice.get("/search", {"q": "laptop"}))
+    assert "The whole memory" in html
+    assert checkboxes(html, "search-select") == [] and "Select all" not in html
+
+
+def test_undo_keeps_its_token_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI):
+    preview = alice.post("/memory/select/preview", {"mode": "picked", "pick": ["user:0"]})
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
+    token = hidden_fields(body(done))["token"][0]
+    deleted = fake.text()
+    unavailable = next(f for f in FAILURES if f.name == "unavailable")
+    fail(fake, "list_agents", unavailable)
+    refused_now = alice.post("/memory/select/undo", {"token": token})
+    assert refused_now.status_code == 503
+    assert "Nothing was changed. CoreAPI is unavailable" in page_text(refused_now)
+    assert fake.text() == deleted
+
+    fake.heal()
+    restored = alice.post("/memory/select/undo", {"token": token})
+    assert restored.status_code == 200 and "restored 1 entry." in page_text(restored)

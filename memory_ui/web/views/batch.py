@@ -1,5 +1,6 @@
 """Select and delete many entries at once: choose by filter (the search form's memory,
-reason, dates and words) or tick them one by one, see what would go (how many, from which
+reason, dates and words) or tick them one by one (here, on a memory page or in search
+results, which post to the same preview), see what would go (how many, from which
 memories, their first lines), confirm once, and undo the whole batch with one Undo.
 
 Plain GET and POST forms, so it all works without JavaScript. Memories are named by
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
+from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -19,6 +22,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import CoreAPIError
@@ -75,16 +79,57 @@ def _select_page(
     return render(request, "memory_ui/batch/select.html", context, status=status)
 
 
+def _filtered(view: Callable[[HtmxHttpRequest, SearchForm], HttpResponse]):
+    """The door of select and preview: the filter (the query or the form posted) over the
+    user's own agents, handed to the view as `view(request, form)`; when the agents cannot
+    be listed, the select page saying so."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest) -> HttpResponse:
+        try:
+            agents = user_agents(request)
+        except CoreAPIError as exc:
+            form = SearchForm(agents=None)
+            return _select_page(request, form, None, status=exc.portal_status, error=exc)
+        data = request.POST if request.method == "POST" else request.GET
+        return view(request, SearchForm(data or None, agents=agents))
+
+    return wrapper
+
+
+def _own_targets(view: Callable[[HtmxHttpRequest, dict[str, Target]], HttpResponse]):
+    """The door of delete and undo: the user's own memories by target key (the only ones a
+    posted key may name), handed to the view; when the agents cannot be listed, nothing is
+    changed and the result page says why (before an Undo token is used up)."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest) -> HttpResponse:
+        try:
+            agents = user_agents(request)
+        except CoreAPIError as exc:
+            messages.error(request, f"Nothing was changed. {exc.message}")
+            return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
+        return view(request, {t.key: t for t in all_targets(agents)})
+
+    return wrapper
+
+
+def _back_url(request: HtmxHttpRequest) -> str:
+    """Where the preview's Cancel goes: the page the selection was made on (a memory page
+    posts `back`; only a path on this site), else /memory/select with the same filter
+    (never the ticks or the CSRF token in a URL)."""
+    back = request.POST.get("back", "")
+    if back.startswith("/") and url_has_allowed_host_and_scheme(back, allowed_hosts=None):
+        return back
+    filters = {name: request.POST.get(name, "") for name in FILTERS}
+    return f"{reverse('batch_select')}?{urlencode(filters)}"
+
+
 @require_GET
 @login_required
-def select(request: HtmxHttpRequest) -> HttpResponse:
+@_filtered
+def select(request: HtmxHttpRequest, form: SearchForm) -> HttpResponse:
     """The filter, and every entry it matches with a checkbox."""
-    try:
-        agents = user_agents(request)
-    except CoreAPIError as exc:
-        form = SearchForm(agents=None)
-        return _select_page(request, form, None, status=exc.portal_status, error=exc)
-    form = SearchForm(request.GET or None, agents=agents)
     if not form.is_bound:
         return _select_page(request, form, None)
     if not form.is_valid():
@@ -95,22 +140,17 @@ def select(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def preview(request: HtmxHttpRequest) -> HttpResponse:
-    """What would go: "Select all N matching" (the filter again) or the ticked entries."""
-    try:
-        agents = user_agents(request)
-    except CoreAPIError as exc:
-        return _select_page(
-            request, SearchForm(agents=None), None, status=exc.portal_status, error=exc
-        )
-    form = SearchForm(request.POST, agents=agents)
+@_filtered
+def preview(request: HtmxHttpRequest, form: SearchForm) -> HttpResponse:
+    """What would go: "Select all N matching" (the filter again) or the ticked entries
+    (from /memory/select, search results or a memory page)."""
     if not form.is_valid():
         return _select_page(request, form, None, status=400)
     actor = user_actor(request)
     if request.POST.get("mode") == "all":
         selection = select_matching(memory_load_many(actor, form.targets()), _query(form))
     else:
-        targets = {t.key: t for t in all_targets(agents)}
+        targets = {t.key: t for t in all_targets(form.agents)}
         picked = _picked(request.POST.getlist("pick"), targets)
         loaded = memory_load_many(actor, [targets[key] for key in picked])
         selection = select_picked(loaded, picked)
@@ -118,23 +158,15 @@ def preview(request: HtmxHttpRequest) -> HttpResponse:
         messages.error(request, "Nothing is chosen: tick entries, or select all matching.")
         loaded = memory_load_many(actor, form.targets())
         return _select_page(request, form, select_matching(loaded, _query(form)), status=400)
-    # Back to the same filter (never the ticks or the CSRF token in a URL).
-    filters = {name: request.POST.get(name, "") for name in FILTERS}
-    back_url = f"{reverse('batch_select')}?{urlencode(filters)}"
-    context = {"selection": selection, "back_url": back_url}
+    context = {"selection": selection, "back_url": _back_url(request)}
     return render(request, "memory_ui/batch/preview.html", context)
 
 
 @require_POST
 @login_required
-def delete(request: HtmxHttpRequest) -> HttpResponse:
+@_own_targets
+def delete(request: HtmxHttpRequest, targets: dict[str, Target]) -> HttpResponse:
     """Delete what the preview showed, memory by memory, each only at the version read."""
-    try:
-        agents = user_agents(request)
-    except CoreAPIError as exc:
-        messages.error(request, f"Nothing was deleted. {exc.message}")
-        return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
-    targets = {t.key: t for t in all_targets(agents)}
     picked = _picked(request.POST.getlist("pick"), targets)
     versions = {key: Version.parse(request.POST.get(f"version-{key}", "")) for key in picked}
     if not picked or any(version is None for version in versions.values()):
@@ -155,17 +187,13 @@ def delete(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def undo(request: HtmxHttpRequest) -> HttpResponse:
+@_own_targets
+def undo(request: HtmxHttpRequest, targets: dict[str, Target]) -> HttpResponse:
     """One Undo for the whole batch: each memory back as it was, if nothing changed it since."""
     records = batch_undo_take(request.session, request.POST.get("token", ""))
     if records is None:
         messages.error(request, "Undo is no longer available; nothing was changed.")
         return render(request, "memory_ui/batch/done.html", {}, status=410)
-    try:
-        targets = {t.key: t for t in all_targets(user_agents(request))}
-    except CoreAPIError as exc:
-        messages.error(request, f"Nothing was restored. {exc.message}")
-        return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
     actor = user_actor(request)
     restored = [
         batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)

@@ -133,7 +133,7 @@ def _group(loaded: Loaded, heading: str) -> dict[str, object]:
         group["document"] = prepared.document
         if page is not None:
             shown = PartView(deletable=False, memory_url=home, linked=True)
-            group["part_html"] = parts_html(prepared, page, shown)
+            group["cards"] = parts_html(prepared, page, shown)
     return group
 
 
