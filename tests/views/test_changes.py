@@ -12,11 +12,14 @@ from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import (
     HEADERS,
     HTMX,
+    TRAVEL,
+    USER,
     body,
     each_failure,
     fail,
     field_value,
     field_values,
+    fields_of,
     is_page,
     page_text,
     refused,
@@ -25,8 +28,6 @@ from tests.views.helpers import (
     varies_on_htmx,
 )
 
-USER = {"scope": "user"}
-TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 NO_VERSION = "|" + "0" * 64
 
 # A hidden scope/agent pair that is not one of the user's memories: the form field
@@ -51,12 +52,7 @@ def memory_url(target: dict[str, str]) -> str:
 def edit_fields(client: Client, target: dict[str, str]) -> dict[str, str]:
     """The editor's form as the page gave it."""
     html = body(client.get("/memory/edit", target))
-    fields = {
-        "scope": field_value(html, "scope"),
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "content": textarea(html, "content"),
-    }
+    fields = {**fields_of(html, "scope", "version", "base"), "content": textarea(html, "content")}
     if "agent" in target:
         fields["agent"] = field_value(html, "agent")
     return fields
@@ -163,6 +159,11 @@ def conflict(alice: Client, fake: FakeCoreAPI) -> tuple[dict[str, str], str, obj
     return fields, draft, response
 
 
+def conflict_fields(response) -> dict[str, str]:
+    """The versions a conflict page carries, as its re-apply and overwrite buttons send them."""
+    return {**USER, **fields_of(body(response), "version", "base", "current_version")}
+
+
 def test_edit_conflict_shows_both_versions_and_keeps_the_draft(alice: Client, fake: FakeCoreAPI):
     fields, draft, response = conflict(alice, fake)
     html = body(response)
@@ -183,13 +184,7 @@ def test_edit_conflict_shows_both_versions_and_keeps_the_draft(alice: Client, fa
 
 def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAPI):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-    }
+    fields = conflict_fields(response)
 
     reapplied = alice.post("/memory/edit", {**fields, "content": draft, "action": "reapply"})
 
@@ -201,13 +196,7 @@ def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAP
     assert 'name="current_version"' not in html
     saved = alice.post(
         "/memory/edit",
-        {
-            "scope": "user",
-            "version": field_value(html, "version"),
-            "base": field_value(html, "base"),
-            "content": merged,
-            "action": "save",
-        },
+        {**USER, **fields_of(html, "version", "base"), "content": merged, "action": "save"},
     )
     assert saved.status_code == 302
     assert fake.text() == merged
@@ -215,15 +204,7 @@ def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAP
 
 def test_a_failed_reapply_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subtests):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-        "content": draft,
-        "action": "reapply",
-    }
+    fields = {**conflict_fields(response), "content": draft, "action": "reapply"}
     for failure, mode in each_failure(["page", "htmx"]):
         with subtests.test(failure.name, mode=mode):
             fail(fake, "get_memory", failure)
@@ -237,15 +218,7 @@ def test_a_failed_reapply_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subt
 
 def test_overwrite_replaces_only_the_version_that_was_shown(alice: Client, fake: FakeCoreAPI):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-        "content": draft,
-        "action": "overwrite",
-    }
+    fields = {**conflict_fields(response), "content": draft, "action": "overwrite"}
     fake.put(fake.text() + "\n- Another note.\n")  # changed again after the conflict page
     refused = alice.post("/memory/edit", fields)
     assert refused.status_code == 409

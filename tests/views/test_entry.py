@@ -13,6 +13,8 @@ from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import (
     HEADERS,
     HTMX,
+    TRAVEL,
+    USER,
     body,
     each_failure,
     fail,
@@ -22,9 +24,6 @@ from tests.views.helpers import (
     starts_with,
     textarea,
 )
-
-USER = {"scope": "user"}
-TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 
 
 def editor(client: Client, target: dict[str, str], index: int, **headers) -> dict[str, str]:
