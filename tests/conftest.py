@@ -21,6 +21,9 @@ from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer
 from devstack.tokens import ACCESS_TOKEN_LIFETIME, app_access_token, delegated_access_token
 
+# Helpers that several suites share assert; pytest explains their failures as a test's own.
+pytest.register_assert_rewrite("tests.pages", "tests.transfers", "tests.unit.timing")
+
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.transfers import today
 
 pytestmark = pytest.mark.browser
 
@@ -24,10 +24,6 @@ pytestmark = pytest.mark.browser
 def portal_coreapi(fresh_coreapi):
     """These tests change memory: an emulator of their own."""
     return fresh_coreapi
-
-
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
 def test_paste_preview_and_append(page: Page):

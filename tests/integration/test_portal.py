@@ -12,7 +12,7 @@ from django.test import Client
 
 from memory_ui import auth
 from tests.integration.conftest import idp_sign_in, sign_in
-from tests.pages import batched_cards
+from tests.pages import assert_sent_to_idp_sign_out, batched_cards
 
 pytestmark = pytest.mark.django_db
 
@@ -232,14 +232,7 @@ def test_expired_access_token_is_refreshed_silently(alice: Client):
 
 def test_sign_out_clears_the_session_and_ends_the_idp_session(alice: Client, settings):
     response = alice.post("/auth/logout")
-    assert response.status_code == 302
-    location = urlsplit(response["Location"])
-    assert f"{location.scheme}://{location.netloc}{location.path}" == (
-        f"{settings.ENTRA_AUTHORITY}/oauth2/v2.0/logout"
-    )
-    assert parse_qs(location.query)["post_logout_redirect_uri"] == [
-        "http://testserver/auth/signed-out"
-    ]
+    assert_sent_to_idp_sign_out(response, settings.ENTRA_AUTHORITY)
     assert auth.SESSION_CACHE not in alice.session
     assert alice.get("/").status_code == 302
 

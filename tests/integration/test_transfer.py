@@ -11,7 +11,6 @@ import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -22,9 +21,14 @@ from devstack.coreapi.faults import Faults
 from memory_ui.coreapi import CallerAuth, agent_object_id
 from memory_ui.coreapi import client as coreapi_client
 from memory_ui.coreapi.client import CoreAPIClient
-from memory_ui.models import AuditEvent
 from tests.integration.conftest import sign_in
 from tests.pages import forms
+from tests.transfers import (
+    assert_download_token_comes_back_as_a_cookie,
+    assert_markdown_download,
+    audit,
+    export_everything,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -87,10 +91,6 @@ def faults(portal_coreapi, settings) -> Iterator[Faults]:
     app.faults = Faults()
 
 
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
-
-
 def page_text(response) -> str:
     """What a person reads: tags dropped, entities decoded, line breaks collapsed."""
     text = html.unescape(re.sub(r"<[^>]+>", "", response.content.decode()))
@@ -118,10 +118,6 @@ def md_file(text: str | bytes, name: str = "notes.md") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type="text/markdown")
 
 
-def audit(action: str, **fields: object) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(action=action, **fields))
-
-
 # --- export ------------------------------------------------------------------------------
 
 
@@ -147,10 +143,7 @@ def test_markdown_exports_are_coreapis_documents(
     alice: Client, api: Api, url, scope, agent, filename
 ):
     response = alice.get(url)
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/markdown; charset=utf-8"
-    assert response["Content-Disposition"] == f'attachment; filename="{filename}-{today()}.md"'
-    assert "no-store" in response["Cache-Control"]
+    assert_markdown_download(response, filename)
     expected = api.export(scope, agent)
     assert expected.strip()
     assert response.content == expected.encode()
@@ -187,11 +180,7 @@ def test_bob_cannot_export_or_import_agents_he_cannot_read(bob: Client, url):
 
 
 def test_a_download_token_comes_back_as_a_cookie(alice: Client):
-    response = alice.get("/memory/user/export", {"download_token": "abc123def456"})
-    assert response.cookies["download_ready"].value == "abc123def456"
-    assert response.cookies["download_ready"]["samesite"] == "Strict"
-    odd = alice.get("/memory/user/export", {"download_token": "<script>"})
-    assert "download_ready" not in odd.cookies
+    assert_download_token_comes_back_as_a_cookie(alice)
 
 
 def test_a_failed_export_is_an_error_page_and_audited(alice: Client, faults: Faults):
@@ -207,12 +196,7 @@ def test_a_failed_export_is_an_error_page_and_audited(alice: Client, faults: Fau
 
 
 def _export_everything(client: Client) -> tuple[bytes, zipfile.ZipFile]:
-    response = client.get("/export/everything")
-    assert response.status_code == 200
-    assert response.streaming
-    assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == f'attachment; filename="memory-export-{today()}.zip"'
-    data = b"".join(response.streaming_content)
+    data = export_everything(client)
     return data, zipfile.ZipFile(io.BytesIO(data))
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
 
 from tests.fake_coreapi import FakeCoreAPI
-from tests.pages import batched_cards
+from tests.pages import assert_sent_to_idp_sign_out, batched_cards
 from tests.views.helpers import (
     FAILURES,
     HEADERS,
@@ -68,14 +67,7 @@ def test_a_callback_without_a_started_sign_in_is_refused(client: Client, fake: F
 
 def test_sign_out_ends_the_session_and_goes_to_the_idp(alice: Client, settings):
     response = alice.post("/auth/logout")
-    assert response.status_code == 302
-    location = urlsplit(response["Location"])
-    assert f"{location.scheme}://{location.netloc}{location.path}" == (
-        f"{settings.ENTRA_AUTHORITY.rstrip('/')}/oauth2/v2.0/logout"
-    )
-    assert parse_qs(location.query)["post_logout_redirect_uri"] == [
-        "http://testserver/auth/signed-out"
-    ]
+    assert_sent_to_idp_sign_out(response, settings.ENTRA_AUTHORITY.rstrip("/"))
     assert "entra_identity" not in alice.session
     assert alice.get("/").status_code == 302
 

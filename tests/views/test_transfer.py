@@ -8,7 +8,6 @@ import io
 import json
 import re
 import zipfile
-from datetime import UTC, datetime
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -16,6 +15,12 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.transfers import (
+    assert_download_token_comes_back_as_a_cookie,
+    assert_markdown_download,
+    audit,
+    export_everything,
+)
 from tests.views.helpers import (
     HEADERS,
     HTMX,
@@ -32,14 +37,6 @@ from tests.views.helpers import (
 )
 
 AGENTS = ("benefits-assistant", "it-helpdesk", "travel-planner")
-
-
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
-
-
-def audit(action: str, **fields: object) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(action=action, **fields))
 
 
 def latest(action: str) -> AuditEvent | None:
@@ -77,10 +74,7 @@ def test_markdown_downloads_are_coreapis_documents(
     alice: Client, fake: FakeCoreAPI, url, agent, scope, stem
 ):
     response = alice.get(url)
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/markdown; charset=utf-8"
-    assert response["Content-Disposition"] == f'attachment; filename="{stem}-{today()}.md"'
-    assert "no-store" in response["Cache-Control"]
+    assert_markdown_download(response, stem)
     text = response.content.decode()
     if scope == "combined":
         assert fake.text().strip() in text and fake.text(agent).strip() in text
@@ -97,11 +91,7 @@ def test_markdown_downloads_are_coreapis_documents(
 
 
 def test_a_download_token_comes_back_as_a_cookie(alice: Client):
-    response = alice.get("/memory/user/export", {"download_token": "abc123def456"})
-    assert response.cookies["download_ready"].value == "abc123def456"
-    assert response.cookies["download_ready"]["samesite"] == "Strict"
-    odd = alice.get("/memory/user/export", {"download_token": "<script>"})
-    assert "download_ready" not in odd.cookies
+    assert_download_token_comes_back_as_a_cookie(alice)
 
 
 def test_a_failed_download_is_an_error_page(alice: Client, fake: FakeCoreAPI, subtests):
@@ -151,15 +141,6 @@ def test_downloads_and_imports_of_agents_that_are_not_the_users_are_404(
 
 
 # --- export everything ---------------------------------------------------------------------------
-
-
-def export_everything(client: Client) -> bytes:
-    response = client.get("/export/everything")
-    assert response.status_code == 200
-    assert response.streaming
-    assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == f'attachment; filename="memory-export-{today()}.zip"'
-    return b"".join(response.streaming_content)
 
 
 def test_export_everything_holds_every_document_and_a_manifest(alice: Client, fake: FakeCoreAPI):
