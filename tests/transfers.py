@@ -4,8 +4,11 @@ the fake (tests/views), the devstack (tests/integration) or a browser downloads 
 
 from __future__ import annotations
 
+import io
+import zipfile
 from datetime import UTC, datetime
 
+import pytest
 from django.test import Client
 
 from memory_ui.models import AuditEvent
@@ -14,6 +17,23 @@ from memory_ui.models import AuditEvent
 def today() -> str:
     """The date a download's file name carries."""
     return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def zip_of(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+# Uploads that restoring an "Export everything" zip refuses (400): (file name, bytes, what
+# the message says).
+BAD_ARCHIVES = [
+    pytest.param("export.zip", b"# not a zip\n", "not a zip file", id="not-zip"),
+    pytest.param("notes.md", b"# markdown\n", "is not a .zip file", id="not-dot-zip"),
+    pytest.param("export.zip", zip_of({"user.md": "- a\n"}), "no manifest.json", id="no-manifest"),
+]
 
 
 def audit(action: str, **fields: object) -> list[AuditEvent]:

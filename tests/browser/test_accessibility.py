@@ -23,12 +23,7 @@ from tests.browser.conftest import (
     sign_in_as,
 )
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def dashboard_loaded(page: Page) -> None:

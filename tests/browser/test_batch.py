@@ -6,12 +6,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi  # this test deletes entries
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page):

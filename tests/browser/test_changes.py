@@ -8,12 +8,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_edit_with_live_preview(page: Page):

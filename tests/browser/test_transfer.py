@@ -17,13 +17,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import check_accessibility, sign_in_as
 from tests.transfers import today
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    """These tests change memory: an emulator of their own."""
-    return fresh_coreapi
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_paste_preview_and_append(page: Page):

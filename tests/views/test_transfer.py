@@ -16,6 +16,7 @@ from django.test import Client
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
 from tests.transfers import (
+    BAD_ARCHIVES,
     assert_download_token_comes_back_as_a_cookie,
     assert_markdown_download,
     audit,
@@ -535,24 +536,11 @@ def test_an_htmx_upload_is_an_hx_redirect(alice: Client):
     assert response["HX-Redirect"].startswith("/import/archive/")
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "message"),
-    [
-        ("export.zip", b"# not a zip\n", "not a zip file"),
-        ("notes.md", b"# markdown\n", "is not a .zip file"),
-        ("export.zip", None, "no manifest.json"),
-    ],
-    ids=["not-zip", "not-dot-zip", "no-manifest"],
-)
+@pytest.mark.parametrize(("name", "data", "message"), BAD_ARCHIVES)
 @pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx"])
 def test_bad_archives_are_refused_with_a_message(
     alice: Client, fake: FakeCoreAPI, headers, name, data, message
 ):
-    if data is None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            archive.writestr("user.md", "- a\n")
-        data = buffer.getvalue()
     response = upload(alice, data, name, headers=headers)
     assert response.status_code == 400
     assert message in page_text(response)
