@@ -5,8 +5,11 @@ the fake (tests/views), the devstack (tests/integration) or a browser downloads 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -56,6 +59,17 @@ def export_everything(client: Client) -> bytes:
     assert response["Content-Type"] == "application/zip"
     assert response["Content-Disposition"] == f'attachment; filename="memory-export-{today()}.zip"'
     return b"".join(response.streaming_content)
+
+
+def manifest_files(archive: zipfile.ZipFile, agents: Iterable[str]) -> dict[str | None, Any]:
+    """The files alice's "Export everything" manifest lists, by agent (None: the shared
+    memory): one for the shared memory and one for each of `agents`."""
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["format"] == "memory-portal-export" and manifest["version"] == 1
+    assert manifest["upn"] == "alice@contoso.com"
+    entries = {entry["agent_name"]: entry for entry in manifest["files"]}
+    assert set(entries) == {None, *agents}
+    return entries
 
 
 def assert_download_token_comes_back_as_a_cookie(client: Client) -> None:

@@ -119,12 +119,15 @@ def page(new_page: Callable[[], Page]) -> Page:
     return new_page()
 
 
-def sign_in_as(page: Page, name: str) -> None:
+def sign_in_as(page: Page, name: str, then: str | None = None) -> None:
+    """Signed in as `name` (picked at the IdP), on the dashboard or else at `then`."""
     page.goto("/")
     page.get_by_role("button", name=name).click()
     page.wait_for_url(
         lambda url: "/auth/" not in url and ":8443" not in url and "oauth2" not in url
     )
+    if then:
+        page.goto(then)
 
 
 # --- accessibility ---------------------------------------------------------------------

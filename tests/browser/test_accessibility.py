@@ -59,8 +59,7 @@ def test_alice_reads_her_memory(page: Page):
 
 
 def test_alice_changes_her_memory(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
 
     page.get_by_role("button", name="Add a note").click()
     expect(page.get_by_role("textbox", name="Note")).to_be_focused()
@@ -107,8 +106,7 @@ def test_alice_changes_her_memory(page: Page):
 
 
 def test_alice_imports_and_clears_everything(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/import")
+    sign_in_as(page, "Alice Example", "/import")
     check_accessibility(page, "import home")
 
     page.goto("/memory/user/import")
@@ -231,8 +229,7 @@ def test_nothing_scrolls_sideways_at_320px(page: Page):
 
 
 def test_keyboard_buttons_and_toasts(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/it-helpdesk")
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
     # Progress texts show only while their request runs.
     page.get_by_role("button", name="Add a note").click()
     expect(page.locator("#append-progress")).to_be_hidden()

@@ -10,8 +10,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/search?q=prefers")
+    sign_in_as(page, "Alice Example", "/search?q=prefers")
     page.get_by_role("link", name="Select these to delete…").click()
     expect(page.get_by_role("heading", name="2 matching entries in 2 memories")).to_be_visible()
     check_accessibility(page, "a selection")

@@ -12,8 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_edit_with_live_preview(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/user")
+    sign_in_as(page, "Alice Example", "/memory/user")
     page.get_by_role("button", name="Advanced: edit as markdown").click()
     expect(page.get_by_role("heading", name="Edit your shared memory")).to_be_visible()
     expect(page.locator("#edit-preview")).to_contain_text("Prefers concise answers")
@@ -34,8 +33,7 @@ def test_edit_with_live_preview(page: Page):
 
 
 def test_delete_one_entry_and_undo(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     entries = page.locator("#memory-content .entry")
     expect(entries).to_have_count(2)
 
@@ -58,8 +56,7 @@ def test_delete_one_entry_and_undo(page: Page):
 
 
 def test_add_a_note_in_place(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/it-helpdesk")
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
     page.get_by_role("button", name="Add a note").click()
     note = page.get_by_role("textbox", name="Note")
     expect(note).to_be_focused()
@@ -75,8 +72,7 @@ def test_add_a_note_in_place(page: Page):
 
 
 def test_clear_with_confirmation(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/benefits-assistant")
+    sign_in_as(page, "Alice Example", "/memory/agents/benefits-assistant")
     page.evaluate(
         "window.cleared = [];"
         "document.body.addEventListener('memoryCleared', e => window.cleared.push(e.detail))"
@@ -100,8 +96,7 @@ def test_clear_with_confirmation(page: Page):
 
 
 def test_edit_one_entry_in_place_by_keyboard(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     edit = page.get_by_role("button", name="Edit entry 2: Upcoming trip")
     text = page.get_by_role("textbox", name="Text")
 

@@ -21,8 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_paste_preview_and_append(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/user")
+    sign_in_as(page, "Alice Example", "/memory/user")
     page.get_by_role("button", name="Import…").click()
     expect(page.get_by_role("heading", name="Import into your shared memory")).to_be_visible()
     page.get_by_label("Paste markdown").fill("# From Chromium\n\n- Likes **green** tea")
@@ -42,8 +41,7 @@ def test_paste_preview_and_append(page: Page):
 
 
 def test_upload_a_file_and_replace_after_confirming(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner/import")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner/import")
     page.get_by_label("A markdown file").set_input_files(
         {
             "name": "travel.md",
@@ -66,8 +64,7 @@ def test_upload_a_file_and_replace_after_confirming(page: Page):
 
 
 def test_download_one_memory_as_markdown(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     link = page.get_by_role("button", name="Download (.md)")
     with page.expect_download() as info:
         link.click()

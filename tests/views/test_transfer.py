@@ -21,6 +21,7 @@ from tests.transfers import (
     assert_markdown_download,
     audit,
     export_everything,
+    manifest_files,
 )
 from tests.views.helpers import (
     HEADERS,
@@ -147,11 +148,7 @@ def test_downloads_and_imports_of_agents_that_are_not_the_users_are_404(
 def test_export_everything_holds_every_document_and_a_manifest(alice: Client, fake: FakeCoreAPI):
     fake.put("", "benefits-assistant")  # empty documents are exported too
     archive = zipfile.ZipFile(io.BytesIO(export_everything(alice)))
-    manifest = json.loads(archive.read("manifest.json"))
-    assert manifest["format"] == "memory-portal-export" and manifest["version"] == 1
-    assert manifest["upn"] == "alice@contoso.com"
-    entries = {entry["agent_name"]: entry for entry in manifest["files"]}
-    assert set(entries) == {None, *AGENTS}
+    entries = manifest_files(archive, AGENTS)
     for agent, entry in entries.items():
         assert archive.read(entry["path"]) == fake.text(agent).encode()
         assert entry["updated_on"]
