@@ -79,6 +79,12 @@ def form_with_button(html: str, name: str, value: str, base_url: str = "") -> Fo
     raise AssertionError(f"No form with a button {name}={value!r}")
 
 
+def page_html(response) -> str:
+    """The HTML of an answer that must be 200 OK."""
+    assert response.status_code == 200
+    return response.content.decode()
+
+
 def batched_cards(html: str) -> list[list[str]]:
     """The agent names of each batch of cards the dashboard loads as they come into view."""
     return [

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.conftest import check_accessibility, expect_changed, sign_in_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
@@ -26,10 +26,9 @@ def test_edit_with_live_preview(page: Page):
     check_accessibility(page, "editing with a preview")
     page.get_by_role("button", name="Save").click()
 
-    expect(page).to_have_url(re.compile(r"/memory/user$"))
-    expect(page.locator("#toasts")).to_contain_text("Saved your shared memory.")
-    expect(page.locator("#memory-content")).to_contain_text("Bold claim")
-    expect(page.locator("#memory-content")).not_to_contain_text("Prefers concise answers")
+    content = expect_changed(page, "/memory/user", "Saved your shared memory.")
+    expect(content).to_contain_text("Bold claim")
+    expect(content).not_to_contain_text("Prefers concise answers")
 
 
 def test_delete_one_entry_and_undo(page: Page):

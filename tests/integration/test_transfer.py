@@ -21,7 +21,7 @@ from memory_ui.coreapi import CallerAuth, agent_object_id
 from memory_ui.coreapi import client as coreapi_client
 from memory_ui.coreapi.client import CoreAPIClient
 from tests.integration.conftest import sign_in
-from tests.pages import forms
+from tests.pages import forms, page_html
 from tests.transfers import (
     BAD_ARCHIVES,
     assert_download_token_comes_back_as_a_cookie,
@@ -417,8 +417,7 @@ def test_an_unknown_restore_token_is_not_found(alice: Client):
 
 def test_import_page_offers_file_and_paste(alice: Client):
     page = alice.get("/memory/agents/travel-planner/import")
-    body = page.content.decode()
-    assert page.status_code == 200
+    body = page_html(page)
     assert 'enctype="multipart/form-data"' in body
     assert 'action="/memory/agents/travel-planner/import/preview"' in body
     assert 'name="file"' in body and 'name="pasted"' in body
@@ -467,8 +466,7 @@ def test_an_import_confirmed_twice_is_imported_once(alice: Client, api: Api):
 def test_paste_preview_then_replace_with_htmx(alice: Client, api: Api):
     pasted = "- Only this now\r\n- And this"
     preview = alice.post("/memory/agents/it-helpdesk/import/preview", {"pasted": pasted}, **HTMX)
-    body = preview.content.decode()
-    assert preview.status_code == 200
+    body = page_html(preview)
     assert "<html" not in body and body.lstrip().startswith('<div id="import-flow"')
     assert "Vary" in preview and "HX-Request" in preview["Vary"]
     form = hidden_import(preview)
