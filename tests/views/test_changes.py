@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
 from tests.views.helpers import (
     HEADERS,
     HTMX,
@@ -62,8 +63,7 @@ def edit_fields(client: Client, target: dict[str, str]) -> dict[str, str]:
 def test_edit_starts_from_the_stored_document(alice: Client, fake: FakeCoreAPI, target):
     agent = target.get("agent")
     response = alice.get("/memory/edit", target)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert is_page(response) and varies_on_htmx(response)
     assert textarea(html, "content") == fake.text(agent)
     assert field_value(html, "base") == fake.text(agent)
@@ -139,8 +139,7 @@ def test_edit_preview_button_keeps_the_draft_and_saves_nothing(
         {**fields, "content": "# Draft\n\n*mine*", "action": "preview"},
         headers=headers,
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert textarea(html, "content") == "# Draft\n\n*mine*"
     assert "<em>mine</em>" in html
     assert is_page(response) == (not headers)
@@ -188,8 +187,7 @@ def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAP
 
     reapplied = alice.post("/memory/edit", {**fields, "content": draft, "action": "reapply"})
 
-    html = body(reapplied)
-    assert reapplied.status_code == 200
+    html = page_html(reapplied)
     merged = textarea(html, "content")
     assert "Prefers detailed answers" in merged and "Allergic to peanuts." in merged
     assert "re-applied onto the new version" in html
@@ -286,8 +284,7 @@ def test_a_failed_save_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subtest
 def test_live_preview_renders_the_draft_safely(alice: Client, fake: FakeCoreAPI, headers):
     draft = "<script>alert(1)</script>\n\n**bold** [x](javascript:alert(1))"
     response = alice.post("/memory/edit/preview", {"content": draft}, headers=headers)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="edit-preview"')
     assert not is_page(response)
     assert "<script" not in html and "href" not in html
@@ -359,8 +356,7 @@ def test_append_with_htmx_swaps_the_memory_and_closes_the_panel(alice: Client, f
         {**TRAVEL, "content": "- Uses a **Dvorak** keyboard.", "reason": "Told the planner"},
         headers=HTMX,
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="memory-content"')
     assert '<div id="change-panel" class="change-panel" hx-swap-oob="true"></div>' in html
     assert "<strong>Dvorak</strong>" in html and "Told the planner" in html
@@ -424,8 +420,7 @@ def test_append_form_when_the_agents_cannot_be_listed(alice: Client, fake: FakeC
 
 def test_clear_asks_first_and_offers_a_download(alice: Client, fake: FakeCoreAPI):
     page = alice.get("/memory/clear", {"scope": "agent", "agent": "travel-planner"})
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert "Clear Travel Planner&#x27;s memory?" in html or "Clear Travel Planner's memory?" in html
     assert "Entries</dt><dd>2</dd>" in html
@@ -542,8 +537,7 @@ def test_clear_everything(alice: Client, fake: FakeCoreAPI):
     response = alice.post(
         "/memory/clear-everything", {"phrase": " Clear  everything "}, headers=HTMX
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="clear-everything"')
     assert "Everything is cleared" in html
     assert html.count(": cleared") == 4
@@ -634,8 +628,7 @@ def test_delete_entry_without_js(alice: Client, fake: FakeCoreAPI):
 def test_delete_entry_with_htmx_then_undo(alice: Client, fake: FakeCoreAPI):
     before = fake.text("travel-planner")
     response = alice.post("/memory/entries/delete", delete_fields(alice, TRAVEL, 0), headers=HTMX)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="memory-content"') and varies_on_htmx(response)
     assert "aisle seats" not in html and "London" in html
     assert html.count('class="change-notice undo-notice"') == 1 and "toast-success" not in html

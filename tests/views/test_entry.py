@@ -10,6 +10,7 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
 from tests.views.helpers import (
     HEADERS,
     HTMX,
@@ -109,8 +110,7 @@ def test_preview_button_renders_the_draft_and_saves_nothing(alice: Client, fake:
         "/memory/entries/edit",
         {**fields, "content": "**Window** seats <script>x</script>", "action": "preview"},
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert "<strong>Window</strong>" in html and "<script>x" not in html
     assert textarea(html, "content") == "**Window** seats <script>x</script>"
     assert fake.writes() == []

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from tests.fake_coreapi import FakeCoreAPI
-from tests.pages import assert_sent_to_idp_sign_out, batched_cards
+from tests.pages import assert_sent_to_idp_sign_out, batched_cards, page_html
 from tests.views.helpers import (
     FAILURES,
     HEADERS,
@@ -82,8 +82,7 @@ def test_sign_out_needs_post(alice: Client):
 
 def test_dashboard_lists_the_users_agents(alice: Client, fake: FakeCoreAPI):
     response = alice.get("/")
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert is_page(response) and varies_on_htmx(response)
     assert "Alice Example" in html and "alice@contoso.com" in html
     assert 'hx-get="/cards/user"' in html
@@ -143,8 +142,7 @@ def test_dashboard_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCor
 def test_cards_show_stats_not_content(alice: Client, url, card_id, entries):
     for headers in HEADERS.values():  # a card is a fragment either way
         response = alice.get(url, headers=headers)
-        html = body(response)
-        assert response.status_code == 200
+        html = page_html(response)
         assert not is_page(response)
         assert starts_with(response, f'<article id="{card_id}"')
         assert f"Entries</dt><dd>{entries}</dd>" in html
@@ -220,8 +218,7 @@ MEMORY_URLS = [p.values[0] for p in MEMORY_PAGES]
 @pytest.mark.parametrize(("url", "shown"), MEMORY_PAGES)
 def test_memory_pages_render_the_memory(alice: Client, fake: FakeCoreAPI, url, shown):
     response = alice.get(url)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert is_page(response) and varies_on_htmx(response)
     for text in shown:
         assert text in html
@@ -296,8 +293,7 @@ def test_raw_markdown_view(alice: Client, mode):
     response = alice.get(
         "/memory/agents/benefits-assistant", {"view": "raw"}, headers=HEADERS[mode]
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert '<pre class="raw-markdown"' in html
     assert "Enrolled in the **PPO Plus** health plan" in html
     assert "## Added 2026-10-05T09:30:00Z — Enrolment question" in html

@@ -15,6 +15,7 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
 from tests.transfers import (
     BAD_ARCHIVES,
     assert_download_token_comes_back_as_a_cookie,
@@ -194,8 +195,7 @@ def confirmation(response) -> dict[str, str]:
 @pytest.mark.parametrize(("url", "agent"), IMPORT_TARGETS)
 def test_import_form(alice: Client, url, agent):
     page = alice.get(url)
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert 'enctype="multipart/form-data"' in html
     assert f'action="{url}/preview"' in html
@@ -223,8 +223,7 @@ def test_upload_preview_then_append(alice: Client, fake: FakeCoreAPI, url, agent
     before = fake.text(agent)
     text = "# From my notes\r\n\r\n- Likes <b>bold</b> tea\r\n"
     preview = alice.post(f"{url}/preview", {"file": md_file(text), "pasted": ""})
-    html = body(preview)
-    assert preview.status_code == 200
+    html = page_html(preview)
     assert is_page(preview) and varies_on_htmx(preview)
     assert "Check before importing" in html
     assert "<h1>From my notes</h1>" in html and "<b>bold</b>" not in html
@@ -448,8 +447,7 @@ def plan(client: Client, url: str) -> tuple[str, dict[str, str]]:
 
 def test_import_home_offers_every_memory_and_the_archive_upload(alice: Client):
     page = alice.get("/import")
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert 'href="/memory/user/import"' in html
     for agent in AGENTS:
