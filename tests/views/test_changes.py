@@ -15,6 +15,7 @@ from tests.views.helpers import (
     HTMX,
     TRAVEL,
     USER,
+    Failure,
     body,
     each_failure,
     fail,
@@ -402,17 +403,23 @@ def test_a_failed_append_keeps_what_was_typed(alice: Client, fake: FakeCoreAPI, 
             assert fake.text("travel-planner") == before
 
 
+def assert_nothing_changed(response, failure: Failure, mode: str) -> None:
+    """A change refused for `failure`: its status and message, as a whole page, or for
+    htmx as a toast alone (nothing swapped)."""
+    assert response.status_code == failure.portal_status
+    assert f"Nothing was changed. {failure.message}" in page_text(response)
+    if mode == "htmx":
+        assert response["HX-Reswap"] == "none"  # the toast is the whole answer
+    else:
+        assert is_page(response)
+
+
 def test_append_form_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI, subtests):
     for failure, mode in each_failure(["page", "htmx"]):
         with subtests.test(failure.name, mode=mode):
             fail(fake, "list_agents", failure)
             response = alice.get("/memory/append", TRAVEL, headers=HEADERS[mode])
-            assert response.status_code == failure.portal_status
-            assert f"Nothing was changed. {failure.message}" in page_text(response)
-            if mode == "htmx":
-                assert response["HX-Reswap"] == "none"  # the toast is the whole answer
-            else:
-                assert is_page(response)
+            assert_nothing_changed(response, failure, mode)
 
 
 # --- clear ----------------------------------------------------------------------------------------
@@ -726,12 +733,7 @@ def test_a_failed_delete_changes_nothing(alice: Client, fake: FakeCoreAPI, subte
             # Listing the agents is only needed (and so can only fail) for an agent's memory.
             data = {**fields, **TRAVEL} if method == "list_agents" else fields
             response = alice.post("/memory/entries/delete", data, headers=HEADERS[mode])
-            assert response.status_code == failure.portal_status
-            assert f"Nothing was changed. {failure.message}" in page_text(response)
-            if mode == "htmx":
-                assert response["HX-Reswap"] == "none"  # the toast is the whole answer
-            else:
-                assert is_page(response)
+            assert_nothing_changed(response, failure, mode)
             assert fake.text() == before
 
 
