@@ -21,6 +21,9 @@ from devstack.pki import Pki, ensure_pki
 from devstack.serve import RunningServer
 from devstack.tokens import ACCESS_TOKEN_LIFETIME, app_access_token, delegated_access_token
 
+# Helpers that several suites share assert; pytest explains their failures as a test's own.
+pytest.register_assert_rewrite("tests.pages", "tests.transfers", "tests.unit.timing")
+
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -85,9 +88,12 @@ def coreapi(devstack_home: Path, idp: RunningServer, pki: Pki) -> Iterator[Runni
 
 
 @pytest.fixture
-def portal_coreapi(coreapi: RunningServer) -> RunningServer:
+def portal_coreapi(request: pytest.FixtureRequest, coreapi: RunningServer) -> RunningServer:
     """The emulator the portal talks to: the shared one, which tests must not change.
-    A module whose tests change memory overrides this with `fresh_coreapi`."""
+    Tests that change memory are marked `changes_memory` and get `fresh_coreapi` (a module
+    may also override this fixture with it)."""
+    if request.node.get_closest_marker("changes_memory"):
+        return request.getfixturevalue("fresh_coreapi")
     return coreapi
 
 

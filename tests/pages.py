@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from urllib.parse import unquote, urljoin
+from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
 
 @dataclass
@@ -87,9 +87,28 @@ def hidden_fields(html: str) -> dict[str, list[str]]:
     return found
 
 
+def page_html(response) -> str:
+    """The HTML of an answer that must be 200 OK."""
+    assert response.status_code == 200
+    return response.content.decode()
+
+
 def batched_cards(html: str) -> list[list[str]]:
     """The agent names of each batch of cards the dashboard loads as they come into view."""
     return [
         [unquote(name) for name in re.findall(r"name=([^&]+)", query.replace("&amp;", "&"))]
         for query in re.findall(r'hx-get="/cards/agents\?([^"]+)"', html)
+    ]
+
+
+def assert_sent_to_idp_sign_out(response, authority: str) -> None:
+    """`response` sends the browser to the end-session endpoint of the IdP at `authority`,
+    which is to send it back to the portal's signed-out page."""
+    assert response.status_code == 302
+    location = urlsplit(response["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == (
+        f"{authority}/oauth2/v2.0/logout"
+    )
+    assert parse_qs(location.query)["post_logout_redirect_uri"] == [
+        "http://testserver/auth/signed-out"
     ]

@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 
 import pytest
 from axe_playwright_python.base import AXE_SCRIPT, AxeResults
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Locator,
+    Page,
+    expect,
+    sync_playwright,
+)
 
 from tests.integration.conftest import _reset_portal_caches
 
@@ -119,12 +127,23 @@ def page(new_page: Callable[[], Page]) -> Page:
     return new_page()
 
 
-def sign_in_as(page: Page, name: str) -> None:
+def sign_in_as(page: Page, name: str, then: str | None = None) -> None:
+    """Signed in as `name` (picked at the IdP), on the dashboard or else at `then`."""
     page.goto("/")
     page.get_by_role("button", name=name).click()
     page.wait_for_url(
         lambda url: "/auth/" not in url and ":8443" not in url and "oauth2" not in url
     )
+    if then:
+        page.goto(then)
+
+
+def expect_changed(page: Page, path: str, toast: str) -> Locator:
+    """After a change: back on the memory page at `path` (the URL ends there) with a toast
+    saying what was done. The memory's content, for the test to check what it now shows."""
+    expect(page).to_have_url(re.compile(f"{re.escape(path)}$"))
+    expect(page.locator("#toasts")).to_contain_text(toast)
+    return page.locator("#memory-content")
 
 
 # --- accessibility ---------------------------------------------------------------------

@@ -23,12 +23,7 @@ from tests.browser.conftest import (
     sign_in_as,
 )
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def dashboard_loaded(page: Page) -> None:
@@ -64,8 +59,7 @@ def test_alice_reads_her_memory(page: Page):
 
 
 def test_alice_changes_her_memory(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
 
     page.get_by_role("button", name="Add a note").click()
     expect(page.get_by_role("textbox", name="Note")).to_be_focused()
@@ -112,8 +106,7 @@ def test_alice_changes_her_memory(page: Page):
 
 
 def test_alice_imports_and_clears_everything(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/import")
+    sign_in_as(page, "Alice Example", "/import")
     check_accessibility(page, "import home")
 
     page.goto("/memory/user/import")
@@ -236,8 +229,7 @@ def test_nothing_scrolls_sideways_at_320px(page: Page):
 
 
 def test_keyboard_buttons_and_toasts(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/it-helpdesk")
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
     # Progress texts show only while their request runs.
     page.get_by_role("button", name="Add a note").click()
     expect(page.locator("#append-progress")).to_be_hidden()

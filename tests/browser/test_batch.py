@@ -9,17 +9,11 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi  # this test deletes entries
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/search?q=prefers")
+    sign_in_as(page, "Alice Example", "/search?q=prefers")
     page.get_by_role("link", name="Select these to delete…").click()
     expect(page.get_by_role("heading", name="2 matching entries in 2 memories")).to_be_visible()
     check_accessibility(page, "a selection")

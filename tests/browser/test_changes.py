@@ -6,19 +6,13 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.conftest import check_accessibility, expect_changed, sign_in_as
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_edit_with_live_preview(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/user")
+    sign_in_as(page, "Alice Example", "/memory/user")
     page.get_by_role("button", name="Advanced: edit as markdown").click()
     expect(page.get_by_role("heading", name="Edit your shared memory")).to_be_visible()
     expect(page.locator("#edit-preview")).to_contain_text("Prefers concise answers")
@@ -32,15 +26,13 @@ def test_edit_with_live_preview(page: Page):
     check_accessibility(page, "editing with a preview")
     page.get_by_role("button", name="Save").click()
 
-    expect(page).to_have_url(re.compile(r"/memory/user$"))
-    expect(page.locator("#toasts")).to_contain_text("Saved your shared memory.")
-    expect(page.locator("#memory-content")).to_contain_text("Bold claim")
-    expect(page.locator("#memory-content")).not_to_contain_text("Prefers concise answers")
+    content = expect_changed(page, "/memory/user", "Saved your shared memory.")
+    expect(content).to_contain_text("Bold claim")
+    expect(content).not_to_contain_text("Prefers concise answers")
 
 
 def test_delete_one_entry_and_undo(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     entries = page.locator("#memory-content .entry")
     expect(entries).to_have_count(2)
 
@@ -63,8 +55,7 @@ def test_delete_one_entry_and_undo(page: Page):
 
 
 def test_add_a_note_in_place(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/it-helpdesk")
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
     page.get_by_role("button", name="Add a note").click()
     note = page.get_by_role("textbox", name="Note")
     expect(note).to_be_focused()
@@ -80,8 +71,7 @@ def test_add_a_note_in_place(page: Page):
 
 
 def test_clear_with_confirmation(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/benefits-assistant")
+    sign_in_as(page, "Alice Example", "/memory/agents/benefits-assistant")
     page.evaluate(
         "window.cleared = [];"
         "document.body.addEventListener('memoryCleared', e => window.cleared.push(e.detail))"
@@ -105,8 +95,7 @@ def test_clear_with_confirmation(page: Page):
 
 
 def test_edit_one_entry_in_place_by_keyboard(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     edit = page.get_by_role("button", name="Edit entry 2: Upcoming trip")
     text = page.get_by_role("textbox", name="Text")
 

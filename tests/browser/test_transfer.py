@@ -7,32 +7,20 @@ Refusals (400, 409) are covered by tests/integration/test_transfer.py: Chromium 
 from __future__ import annotations
 
 import io
-import re
 import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.conftest import check_accessibility, expect_changed, sign_in_as
+from tests.transfers import today
 
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    """These tests change memory: an emulator of their own."""
-    return fresh_coreapi
-
-
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 
 def test_paste_preview_and_append(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/user")
+    sign_in_as(page, "Alice Example", "/memory/user")
     page.get_by_role("button", name="Import…").click()
     expect(page.get_by_role("heading", name="Import into your shared memory")).to_be_visible()
     page.get_by_label("Paste markdown").fill("# From Chromium\n\n- Likes **green** tea")
@@ -45,15 +33,13 @@ def test_paste_preview_and_append(page: Page):
     check_accessibility(page, "import preview")
     page.get_by_role("button", name="Import", exact=True).click()
 
-    expect(page).to_have_url(re.compile(r"/memory/user$"))
-    expect(page.locator("#toasts")).to_contain_text("Imported pasted text into your shared memory")
-    expect(page.locator("#memory-content")).to_contain_text("Likes green tea")
-    expect(page.locator("#memory-content")).to_contain_text("Prefers concise answers")
+    content = expect_changed(page, "/memory/user", "Imported pasted text into your shared memory")
+    expect(content).to_contain_text("Likes green tea")
+    expect(content).to_contain_text("Prefers concise answers")
 
 
 def test_upload_a_file_and_replace_after_confirming(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner/import")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner/import")
     page.get_by_label("A markdown file").set_input_files(
         {
             "name": "travel.md",
@@ -69,15 +55,15 @@ def test_upload_a_file_and_replace_after_confirming(page: Page):
     page.get_by_role("radio", name="Replace").check()
     page.get_by_label("I understand that replacing removes everything").check()
     page.get_by_role("button", name="Import", exact=True).click()
-    expect(page).to_have_url(re.compile(r"/memory/agents/travel-planner$"))
-    expect(page.locator("#toasts")).to_contain_text("Imported travel.md into Travel Planner")
-    expect(page.locator("#memory-content")).to_contain_text("Window seats now")
-    expect(page.locator("#memory-content")).not_to_contain_text("aisle seats")
+    content = expect_changed(
+        page, "/memory/agents/travel-planner", "Imported travel.md into Travel Planner"
+    )
+    expect(content).to_contain_text("Window seats now")
+    expect(content).not_to_contain_text("aisle seats")
 
 
 def test_download_one_memory_as_markdown(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     link = page.get_by_role("button", name="Download (.md)")
     with page.expect_download() as info:
         link.click()

@@ -24,7 +24,7 @@ from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.memory.documents import parse_document, remove_entry
 from memory_ui.models import AuditEvent
 from tests.integration.conftest import sign_in
-from tests.pages import Form, forms, submitted
+from tests.pages import Form, forms, page_html, submitted
 
 pytestmark = pytest.mark.django_db
 
@@ -146,8 +146,7 @@ def test_delete_entry_with_htmx_swaps_the_list_and_undo_restores_byte_for_byte(
 
     response = alice.post(form.action, form.fields, **HTMX)
 
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert html.lstrip().startswith('<section id="memory-content"')
     assert "PPO Plus" not in agent.text("benefits-assistant")
     assert "401(k)" in html and "PPO Plus" not in html
@@ -274,8 +273,7 @@ def test_delete_one_list_item_of_an_unstructured_document(alice: Client, agent: 
 def test_preview_renders_the_draft_safely(alice: Client):
     draft = "<script>alert(1)</script>\n\n**bold** [x](javascript:alert(1))"
     response = alice.post("/memory/edit/preview", {"content": draft}, **HTMX)
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert html.lstrip().startswith('<section id="edit-preview"')
     assert "<script" not in html
     assert "href" not in html  # a javascript: link stays text
@@ -302,8 +300,7 @@ def _edit_fields(html: str) -> dict[str, str]:
 
 def test_edit_and_save(alice: Client, agent: Agent):
     page = alice.get("/memory/edit", {"scope": "agent", "agent": "travel-planner"})
-    html = page.content.decode()
-    assert page.status_code == 200
+    html = page_html(page)
     original = agent.text("travel-planner")
     assert _unescape(_textarea(html, "content")) == original
     assert 'hx-trigger="input changed delay:400ms"' in html
@@ -334,8 +331,7 @@ def test_no_js_preview_keeps_the_draft(alice: Client, agent: Agent):
     response = alice.post(
         "/memory/edit", {**fields, "content": "# Draft\n\n*mine*", "action": "preview"}
     )
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert _unescape(_textarea(html, "content")) == "# Draft\n\n*mine*"
     assert "<em>mine</em>" in html
     assert "# Draft" not in agent.text()
@@ -381,8 +377,7 @@ def test_reapply_my_changes_onto_the_new_version(alice: Client, agent: Agent):
         "/memory/edit", {**conflict_fields, "content": draft, "action": "reapply"}
     )
 
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     merged = _unescape(_textarea(html, "content"))
     assert "Prefers detailed answers" in merged and "Allergic to peanuts." in merged
     assert "re-applied onto the new version" in html
@@ -474,8 +469,7 @@ def test_append_a_note_with_a_reason(alice: Client, agent: Agent):
         **HTMX,
     )
 
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert html.lstrip().startswith('<section id="memory-content"')
     assert '<div id="change-panel" class="change-panel" hx-swap-oob="true"></div>' in html
     assert "<strong>Dvorak</strong>" in html and "Told the helpdesk" in html
@@ -531,8 +525,7 @@ def test_clear_needs_confirmation(alice: Client, agent: Agent):
     target = {"scope": "agent", "agent": "benefits-assistant"}
 
     page = alice.get("/memory/clear", target)
-    html = page.content.decode()
-    assert page.status_code == 200
+    html = page_html(page)
     assert "Entries</dt><dd>2</dd>" in html and "Last update" in html
     assert _form(html, "/memory/clear").buttons == [("confirm", "true")]
     for data in (target, {**target, "confirm": "false"}):
@@ -591,8 +584,7 @@ def test_clear_everything_needs_the_phrase(alice: Client, agent: Agent):
 
     right = alice.post("/memory/clear-everything", {"phrase": " Clear  everything "}, **HTMX)
 
-    html = right.content.decode()
-    assert right.status_code == 200
+    html = page_html(right)
     assert html.lstrip().startswith('<section id="clear-everything"')
     assert html.count("cleared") >= 4
     assert "memoryCleared" in right["HX-Trigger"]

@@ -12,7 +12,7 @@ from django.test import Client
 
 from memory_ui import auth
 from tests.integration.conftest import idp_sign_in, sign_in
-from tests.pages import batched_cards
+from tests.pages import assert_sent_to_idp_sign_out, batched_cards, page_html
 
 pytestmark = pytest.mark.django_db
 
@@ -33,8 +33,7 @@ def test_dashboard_sends_anonymous_users_to_sign_in(client: Client, portal):
 
 def test_alice_signs_in_and_sees_her_agents(alice: Client):
     page = alice.get("/")
-    html = page.content.decode()
-    assert page.status_code == 200
+    html = page_html(page)
     assert "Alice Example" in html and "alice@contoso.com" in html
     for display in [
         "Benefits Assistant",
@@ -65,8 +64,7 @@ def test_bob_sees_only_his_agent(bob: Client):
 
 def test_cards_show_stats_not_content(alice: Client):
     card = alice.get("/cards/agents/benefits-assistant", **HTMX)
-    html = card.content.decode()
-    assert card.status_code == 200
+    html = page_html(card)
     assert 'id="card-agent-benefits-assistant"' in html
     assert "<html" not in html
     assert "Entries</dt><dd>2</dd>" in html
@@ -85,8 +83,7 @@ def test_empty_memory_has_an_empty_state(client: Client, portal, pki, db):
 
 def test_user_memory_page_renders_entries_with_provenance(alice: Client):
     response = alice.get("/memory/user")
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert "User stated preference" in html
     assert "<code>op-2291</code>" in html
     assert "<table>" in html  # the working-hours table, rendered
@@ -232,14 +229,7 @@ def test_expired_access_token_is_refreshed_silently(alice: Client):
 
 def test_sign_out_clears_the_session_and_ends_the_idp_session(alice: Client, settings):
     response = alice.post("/auth/logout")
-    assert response.status_code == 302
-    location = urlsplit(response["Location"])
-    assert f"{location.scheme}://{location.netloc}{location.path}" == (
-        f"{settings.ENTRA_AUTHORITY}/oauth2/v2.0/logout"
-    )
-    assert parse_qs(location.query)["post_logout_redirect_uri"] == [
-        "http://testserver/auth/signed-out"
-    ]
+    assert_sent_to_idp_sign_out(response, settings.ENTRA_AUTHORITY)
     assert auth.SESSION_CACHE not in alice.session
     assert alice.get("/").status_code == 302
 

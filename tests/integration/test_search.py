@@ -8,6 +8,8 @@ import re
 import pytest
 from django.test import Client
 
+from tests.pages import page_html
+
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -15,8 +17,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 def test_alice_searches_every_memory_and_reaches_the_entry(alice: Client):
     response = alice.get("/search", {"q": "prefers"})
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     # Shared: one seeded entry says "Prefers concise answers"; travel-planner "Prefers aisle".
     assert re.search(r'id="search-summary"[^>]*>2 matches in 2 memories\.<', html)
     assert "<mark>Prefers</mark> concise answers" in html
@@ -33,8 +34,7 @@ def test_filters_and_the_htmx_fragment(alice: Client):
         {"reason": "contribution", "agent": "benefits-assistant", "date_from": "2026-11-01"},
         **HTMX,
     )
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = page_html(response)
     assert "<html" not in html and html.lstrip().startswith('<p id="search-summary"')
     assert "1 match in 1 memory." in html
     assert "401(k) <mark>contribution</mark> change" in html

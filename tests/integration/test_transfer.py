@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -22,9 +20,16 @@ from devstack.coreapi.faults import Faults
 from memory_ui.coreapi import CallerAuth, agent_object_id
 from memory_ui.coreapi import client as coreapi_client
 from memory_ui.coreapi.client import CoreAPIClient
-from memory_ui.models import AuditEvent
 from tests.integration.conftest import sign_in
-from tests.pages import forms
+from tests.pages import forms, page_html
+from tests.transfers import (
+    BAD_ARCHIVES,
+    assert_download_token_comes_back_as_a_cookie,
+    assert_markdown_download,
+    audit,
+    export_everything,
+    manifest_files,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -87,10 +92,6 @@ def faults(portal_coreapi, settings) -> Iterator[Faults]:
     app.faults = Faults()
 
 
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
-
-
 def page_text(response) -> str:
     """What a person reads: tags dropped, entities decoded, line breaks collapsed."""
     text = html.unescape(re.sub(r"<[^>]+>", "", response.content.decode()))
@@ -118,10 +119,6 @@ def md_file(text: str | bytes, name: str = "notes.md") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type="text/markdown")
 
 
-def audit(action: str, **fields: object) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(action=action, **fields))
-
-
 # --- export ------------------------------------------------------------------------------
 
 
@@ -147,10 +144,7 @@ def test_markdown_exports_are_coreapis_documents(
     alice: Client, api: Api, url, scope, agent, filename
 ):
     response = alice.get(url)
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/markdown; charset=utf-8"
-    assert response["Content-Disposition"] == f'attachment; filename="{filename}-{today()}.md"'
-    assert "no-store" in response["Cache-Control"]
+    assert_markdown_download(response, filename)
     expected = api.export(scope, agent)
     assert expected.strip()
     assert response.content == expected.encode()
@@ -187,11 +181,7 @@ def test_bob_cannot_export_or_import_agents_he_cannot_read(bob: Client, url):
 
 
 def test_a_download_token_comes_back_as_a_cookie(alice: Client):
-    response = alice.get("/memory/user/export", {"download_token": "abc123def456"})
-    assert response.cookies["download_ready"].value == "abc123def456"
-    assert response.cookies["download_ready"]["samesite"] == "Strict"
-    odd = alice.get("/memory/user/export", {"download_token": "<script>"})
-    assert "download_ready" not in odd.cookies
+    assert_download_token_comes_back_as_a_cookie(alice)
 
 
 def test_a_failed_export_is_an_error_page_and_audited(alice: Client, faults: Faults):
@@ -207,23 +197,14 @@ def test_a_failed_export_is_an_error_page_and_audited(alice: Client, faults: Fau
 
 
 def _export_everything(client: Client) -> tuple[bytes, zipfile.ZipFile]:
-    response = client.get("/export/everything")
-    assert response.status_code == 200
-    assert response.streaming
-    assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == f'attachment; filename="memory-export-{today()}.zip"'
-    data = b"".join(response.streaming_content)
+    data = export_everything(client)
     return data, zipfile.ZipFile(io.BytesIO(data))
 
 
 def test_export_everything_holds_every_document_and_a_manifest(alice: Client, api: Api):
     api.clear("benefits-assistant")  # empty documents are exported too
     _, archive = _export_everything(alice)
-    manifest = json.loads(archive.read("manifest.json"))
-    assert manifest["format"] == "memory-portal-export" and manifest["version"] == 1
-    assert manifest["upn"] == "alice@contoso.com"
-    entries = {entry["agent_name"]: entry for entry in manifest["files"]}
-    assert set(entries) == {None, *AGENTS}
+    entries = manifest_files(archive, AGENTS)
     for agent, entry in entries.items():
         body = archive.read(entry["path"])
         assert body == api.export("agent" if agent else "user", agent).encode()
@@ -408,25 +389,11 @@ def test_a_replace_restore_does_not_overwrite_a_change_made_after_the_preview(
     assert "Changed since your preview" in page_text(alice.get(applied["Location"]))
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "status", "message"),
-    [
-        ("export.zip", b"# not a zip\n", 400, "not a zip file"),
-        ("notes.md", b"# markdown\n", 400, "is not a .zip file"),
-        ("export.zip", None, 400, "no manifest.json"),
-    ],
-)
-def test_bad_archives_are_refused_with_a_message(
-    alice: Client, api: Api, name, data, status, message
-):
-    if data is None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            archive.writestr("user.md", "- a\n")
-        data = buffer.getvalue()
+@pytest.mark.parametrize(("name", "data", "message"), BAD_ARCHIVES)
+def test_bad_archives_are_refused_with_a_message(alice: Client, api: Api, name, data, message):
     before = api.everything()
     response = _upload_archive(alice, data, name, **HTMX)
-    assert response.status_code == status
+    assert response.status_code == 400
     assert message in page_text(response)
     assert 'id="archive-upload"' in response.content.decode()
     assert api.everything() == before
@@ -450,8 +417,7 @@ def test_an_unknown_restore_token_is_not_found(alice: Client):
 
 def test_import_page_offers_file_and_paste(alice: Client):
     page = alice.get("/memory/agents/travel-planner/import")
-    body = page.content.decode()
-    assert page.status_code == 200
+    body = page_html(page)
     assert 'enctype="multipart/form-data"' in body
     assert 'action="/memory/agents/travel-planner/import/preview"' in body
     assert 'name="file"' in body and 'name="pasted"' in body
@@ -500,8 +466,7 @@ def test_an_import_confirmed_twice_is_imported_once(alice: Client, api: Api):
 def test_paste_preview_then_replace_with_htmx(alice: Client, api: Api):
     pasted = "- Only this now\r\n- And this"
     preview = alice.post("/memory/agents/it-helpdesk/import/preview", {"pasted": pasted}, **HTMX)
-    body = preview.content.decode()
-    assert preview.status_code == 200
+    body = page_html(preview)
     assert "<html" not in body and body.lstrip().startswith('<div id="import-flow"')
     assert "Vary" in preview and "HX-Request" in preview["Vary"]
     form = hidden_import(preview)

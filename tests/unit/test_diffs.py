@@ -1,25 +1,14 @@
 """Line diffs and the three-way merge: what they show, and that hostile text cannot make
 them slow (memory is written by agents; imports and drafts are pasted, up to a MiB)."""
 
-import time
-
 import pytest
 from django.template.loader import render_to_string
 
 from memory_ui.memory.diffs import MAX_LINES, DiffLine, diff_lines, merge_changes
+from tests.unit.timing import timed
 
-# Generous: each case takes well under half a second now. Those marked "was" took that long
-# before comparisons were bounded.
-DEADLINE_SECONDS = 2.0
-
-
-def _timed(call, *args):
-    # CPU time of this thread: the work done, whatever else the machine is running.
-    started = time.thread_time()
-    result = call(*args)
-    elapsed = time.thread_time() - started
-    assert elapsed < DEADLINE_SECONDS, f"took {elapsed:.1f} s"
-    return result
+# Cases marked "was" took that long before comparisons were bounded (tests/unit/timing.py
+# holds the deadline).
 
 
 def _text(lines) -> str:
@@ -67,24 +56,24 @@ def test_changed_lines_with_context_and_gaps() -> None:
 
 
 def test_repetitive_lines_compare_fast() -> None:  # was 31 s
-    diff = _timed(diff_lines, ALTERNATING, X_X_Y, 10**9)
+    diff = timed(diff_lines, ALTERNATING, X_X_Y, 10**9)
 
     assert diff is not None
     assert _sides(diff) == (ALTERNATING.splitlines(), X_X_Y.splitlines())
 
 
 def test_lines_repeated_just_too_rarely_for_autojunk_are_too_costly_to_compare() -> None:
-    assert _timed(diff_lines, _text(CYCLE), CYCLE_SHUFFLED) is None
+    assert timed(diff_lines, _text(CYCLE), CYCLE_SHUFFLED) is None
 
 
 def test_too_many_lines_are_not_compared() -> None:
     old = [f"old {i}" for i in range(MAX_LINES + 1)]
     new = [f"new {i}" for i in range(MAX_LINES + 1)]
 
-    assert _timed(diff_lines, _text(old), _text(new)) is None
-    assert _timed(diff_lines, _text(old[:MAX_LINES]), _text(new)) is None
+    assert timed(diff_lines, _text(old), _text(new)) is None
+    assert timed(diff_lines, _text(old[:MAX_LINES]), _text(new)) is None
     # At the limit they still are.
-    diff = _timed(diff_lines, _text(old[:MAX_LINES]), _text(new[:MAX_LINES]))
+    diff = timed(diff_lines, _text(old[:MAX_LINES]), _text(new[:MAX_LINES]))
     assert diff is not None
     assert _sides(diff) == (old[:MAX_LINES], new[:MAX_LINES])
 
@@ -93,22 +82,22 @@ def test_one_change_or_an_append_to_a_long_document_still_compares() -> None:
     old = _text(f"- fact {i}" for i in range(4 * MAX_LINES))
     changed = old.replace("- fact 9000\n", "- changed\n")
 
-    assert _timed(diff_lines, old, changed, 0) == [
+    assert timed(diff_lines, old, changed, 0) == [
         DiffLine("removed", "- fact 9000", 9001, None),
         DiffLine("added", "- changed", None, 9001),
     ]
-    assert _timed(diff_lines, old, old + "- appended\n", 0) == [
+    assert timed(diff_lines, old, old + "- appended\n", 0) == [
         DiffLine("added", "- appended", None, 4 * MAX_LINES + 1)
     ]
     # Changes far apart leave more than MAX_LINES lines between them to compare.
-    assert _timed(diff_lines, old, changed + "- appended\n") is None
+    assert timed(diff_lines, old, changed + "- appended\n") is None
 
 
 # --- merge_changes (more cases in test_forms.py) -----------------------------------------
 
 
 def test_merging_repetitive_lines_is_fast() -> None:  # was 36 s
-    merged = _timed(merge_changes, ALTERNATING, X_X_Y, ALTERNATING + "- z\n")
+    merged = timed(merge_changes, ALTERNATING, X_X_Y, ALTERNATING + "- z\n")
 
     assert merged == X_X_Y + "- z\n"
 
@@ -116,14 +105,14 @@ def test_merging_repetitive_lines_is_fast() -> None:  # was 36 s
 def test_merging_what_is_too_costly_to_compare_declines() -> None:
     base = _text(CYCLE)
 
-    assert _timed(merge_changes, base, CYCLE_SHUFFLED, base + "- z\n") is None
+    assert timed(merge_changes, base, CYCLE_SHUFFLED, base + "- z\n") is None
 
 
 def test_merging_too_many_lines_declines() -> None:
     base = _text(f"base {i}" for i in range(MAX_LINES + 1))
     theirs = _text(f"theirs {i}" for i in range(MAX_LINES + 1))
 
-    assert _timed(merge_changes, base, theirs, base + "- z\n") is None
+    assert timed(merge_changes, base, theirs, base + "- z\n") is None
 
 
 def test_many_separate_changes_on_both_sides_combine() -> None:
@@ -135,7 +124,7 @@ def test_many_separate_changes_on_both_sides_combine() -> None:
         for i, line in enumerate(base)
     ]
 
-    merged = _timed(merge_changes, _text(base), _text(theirs), _text(yours))
+    merged = timed(merge_changes, _text(base), _text(theirs), _text(yours))
 
     assert merged == _text(expected)
 
@@ -153,7 +142,7 @@ def test_changes_to_the_same_line_of_a_long_document_conflict(theirs, yours) -> 
     def changed(edits):
         return _text(edits.get(i, line) for i, line in enumerate(base))
 
-    assert _timed(merge_changes, _text(base), changed(theirs), changed(yours)) is None
+    assert timed(merge_changes, _text(base), changed(theirs), changed(yours)) is None
 
 
 # --- components/diff.html ------------------------------------------------------------------

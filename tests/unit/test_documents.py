@@ -1,7 +1,6 @@
 """Splitting memory documents into entries and deleting them byte for byte."""
 
 import hashlib
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,6 +17,7 @@ from memory_ui.memory.documents import (
     remove_lines,
     replace_entry,
 )
+from tests.unit.timing import timed
 
 
 def append(
@@ -428,19 +428,10 @@ def test_blank_lines_inside_the_removed_entry_do_not_reach_the_seam() -> None:
 
 # --- hostile input: agents write these documents, so parsing must stay fast ------------
 
-# Generous: each case takes milliseconds now. Those marked "was" took that long before the
-# fix; the others check that the same text still parses the same way.
-DEADLINE_SECONDS = 2.0
+# Each case takes milliseconds now (tests/unit/timing.py holds the deadline). Those marked
+# "was" took that long before the fix; the others check that the same text still parses the
+# same way.
 HEADING = "## Added 2026-01-01T00:00:00Z"
-
-
-def _timed(call, *args):
-    # CPU time of this thread: the work done, whatever else the machine is running.
-    started = time.thread_time()
-    result = call(*args)
-    elapsed = time.thread_time() - started
-    assert elapsed < DEADLINE_SECONDS, f"took {elapsed:.1f} s"
-    return result
 
 
 @pytest.mark.parametrize(
@@ -457,7 +448,7 @@ def _timed(call, *args):
 def test_long_runs_of_whitespace_in_a_heading_parse_fast(
     heading_rest: str, timestamp: datetime | None, reason: str | None
 ) -> None:
-    (entry,) = _timed(parse_document, f"{HEADING}{heading_rest}\n\nBody.\n").entries
+    (entry,) = timed(parse_document, f"{HEADING}{heading_rest}\n\nBody.\n").entries
 
     assert entry.timestamp == timestamp
     assert entry.reason == reason
@@ -485,7 +476,7 @@ SPACES = " " * 64_000
 def test_long_runs_of_whitespace_in_a_first_quote_line_parse_fast(
     first_line: str, operation: str | None, session: str | None
 ) -> None:
-    (entry,) = _timed(parse_document, f"{HEADING}\n{first_line}\n\nBody.\n").entries
+    (entry,) = timed(parse_document, f"{HEADING}\n{first_line}\n\nBody.\n").entries
 
     assert (entry.operation_id, entry.session_id) == (operation, session)
     assert entry.body == ("Body." if operation or session else f"{first_line}\n\nBody.")
@@ -517,7 +508,7 @@ def test_removing_lines_before_many_blank_lines_is_fast() -> None:  # was 7 s
     text = "> - a\n" + "\n" * 400_000 + "text\n"
     ((start, end),) = [(item.start_line, item.end_line) for item in parse_document(text).list_items]
 
-    assert _timed(remove_lines, text, start, end) == "text\n"
+    assert timed(remove_lines, text, start, end) == "text\n"
 
 
 # --- a note cannot forge provenance ---------------------------------------------------

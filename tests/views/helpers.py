@@ -29,6 +29,10 @@ HTMX = {"HX-Request": "true"}
 
 HEADERS = {"page": {}, "htmx": HTMX}  # a plain request, or htmx asking for a fragment
 
+# Targets as the memory forms name them: the shared memory, and one agent's memory.
+USER = {"scope": "user"}
+TRAVEL = {"scope": "agent", "agent": "travel-planner"}
+
 
 @dataclass(frozen=True)
 class Failure:
@@ -135,6 +139,11 @@ def field_value(html: str, name: str) -> str:
     match = re.search(rf'name="{re.escape(name)}" value="([^"]*)"', html)
     assert match, f"no input {name!r} in the page"
     return htmllib.unescape(match[1])
+
+
+def fields_of(html: str, *names: str) -> dict[str, str]:
+    """The values of the inputs called `names` (the first of each), by name."""
+    return {name: field_value(html, name) for name in names}
 
 
 def field_values(html: str, name: str) -> list[str]:

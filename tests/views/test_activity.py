@@ -15,6 +15,7 @@ from tests.fake_coreapi import AGENTS, FakeCoreAPI
 from tests.views.conftest import identity_for
 from tests.views.helpers import (
     HTMX,
+    TRAVEL,
     body,
     each_failure,
     fail,
@@ -25,7 +26,6 @@ from tests.views.helpers import (
 )
 
 ALICE = "alice@contoso.com"
-TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 TRAVEL_PLANNER = next(agent for agent in AGENTS if agent.name == "travel-planner")
 
 

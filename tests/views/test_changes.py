@@ -9,14 +9,19 @@ import pytest
 from django.test import Client
 
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
 from tests.views.helpers import (
     HEADERS,
     HTMX,
+    TRAVEL,
+    USER,
+    Failure,
     body,
     each_failure,
     fail,
     field_value,
     field_values,
+    fields_of,
     is_page,
     page_text,
     refused,
@@ -25,8 +30,6 @@ from tests.views.helpers import (
     varies_on_htmx,
 )
 
-USER = {"scope": "user"}
-TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 NO_VERSION = "|" + "0" * 64
 
 # A hidden scope/agent pair that is not one of the user's memories: the form field
@@ -51,12 +54,7 @@ def memory_url(target: dict[str, str]) -> str:
 def edit_fields(client: Client, target: dict[str, str]) -> dict[str, str]:
     """The editor's form as the page gave it."""
     html = body(client.get("/memory/edit", target))
-    fields = {
-        "scope": field_value(html, "scope"),
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "content": textarea(html, "content"),
-    }
+    fields = {**fields_of(html, "scope", "version", "base"), "content": textarea(html, "content")}
     if "agent" in target:
         fields["agent"] = field_value(html, "agent")
     return fields
@@ -66,8 +64,7 @@ def edit_fields(client: Client, target: dict[str, str]) -> dict[str, str]:
 def test_edit_starts_from_the_stored_document(alice: Client, fake: FakeCoreAPI, target):
     agent = target.get("agent")
     response = alice.get("/memory/edit", target)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert is_page(response) and varies_on_htmx(response)
     assert textarea(html, "content") == fake.text(agent)
     assert field_value(html, "base") == fake.text(agent)
@@ -143,8 +140,7 @@ def test_edit_preview_button_keeps_the_draft_and_saves_nothing(
         {**fields, "content": "# Draft\n\n*mine*", "action": "preview"},
         headers=headers,
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert textarea(html, "content") == "# Draft\n\n*mine*"
     assert "<em>mine</em>" in html
     assert is_page(response) == (not headers)
@@ -161,6 +157,11 @@ def conflict(alice: Client, fake: FakeCoreAPI) -> tuple[dict[str, str], str, obj
     fake.put(rewritten + "\n## Added 2026-12-01T10:00:00Z — Lunch\n\n- Allergic to peanuts.\n")
     response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
     return fields, draft, response
+
+
+def conflict_fields(response) -> dict[str, str]:
+    """The versions a conflict page carries, as its re-apply and overwrite buttons send them."""
+    return {**USER, **fields_of(body(response), "version", "base", "current_version")}
 
 
 def test_edit_conflict_shows_both_versions_and_keeps_the_draft(alice: Client, fake: FakeCoreAPI):
@@ -183,31 +184,18 @@ def test_edit_conflict_shows_both_versions_and_keeps_the_draft(alice: Client, fa
 
 def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAPI):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-    }
+    fields = conflict_fields(response)
 
     reapplied = alice.post("/memory/edit", {**fields, "content": draft, "action": "reapply"})
 
-    html = body(reapplied)
-    assert reapplied.status_code == 200
+    html = page_html(reapplied)
     merged = textarea(html, "content")
     assert "Prefers detailed answers" in merged and "Allergic to peanuts." in merged
     assert "re-applied onto the new version" in html
     assert 'name="current_version"' not in html
     saved = alice.post(
         "/memory/edit",
-        {
-            "scope": "user",
-            "version": field_value(html, "version"),
-            "base": field_value(html, "base"),
-            "content": merged,
-            "action": "save",
-        },
+        {**USER, **fields_of(html, "version", "base"), "content": merged, "action": "save"},
     )
     assert saved.status_code == 302
     assert fake.text() == merged
@@ -215,15 +203,7 @@ def test_reapply_my_changes_onto_the_new_version(alice: Client, fake: FakeCoreAP
 
 def test_a_failed_reapply_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subtests):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-        "content": draft,
-        "action": "reapply",
-    }
+    fields = {**conflict_fields(response), "content": draft, "action": "reapply"}
     for failure, mode in each_failure(["page", "htmx"]):
         with subtests.test(failure.name, mode=mode):
             fail(fake, "get_memory", failure)
@@ -237,15 +217,7 @@ def test_a_failed_reapply_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subt
 
 def test_overwrite_replaces_only_the_version_that_was_shown(alice: Client, fake: FakeCoreAPI):
     _, draft, response = conflict(alice, fake)
-    html = body(response)
-    fields = {
-        "scope": "user",
-        "version": field_value(html, "version"),
-        "base": field_value(html, "base"),
-        "current_version": field_value(html, "current_version"),
-        "content": draft,
-        "action": "overwrite",
-    }
+    fields = {**conflict_fields(response), "content": draft, "action": "overwrite"}
     fake.put(fake.text() + "\n- Another note.\n")  # changed again after the conflict page
     refused = alice.post("/memory/edit", fields)
     assert refused.status_code == 409
@@ -313,8 +285,7 @@ def test_a_failed_save_keeps_the_draft(alice: Client, fake: FakeCoreAPI, subtest
 def test_live_preview_renders_the_draft_safely(alice: Client, fake: FakeCoreAPI, headers):
     draft = "<script>alert(1)</script>\n\n**bold** [x](javascript:alert(1))"
     response = alice.post("/memory/edit/preview", {"content": draft}, headers=headers)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="edit-preview"')
     assert not is_page(response)
     assert "<script" not in html and "href" not in html
@@ -386,8 +357,7 @@ def test_append_with_htmx_swaps_the_memory_and_closes_the_panel(alice: Client, f
         {**TRAVEL, "content": "- Uses a **Dvorak** keyboard.", "reason": "Told the planner"},
         headers=HTMX,
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="memory-content"')
     assert '<div id="change-panel" class="change-panel" hx-swap-oob="true"></div>' in html
     assert "<strong>Dvorak</strong>" in html and "Told the planner" in html
@@ -433,17 +403,23 @@ def test_a_failed_append_keeps_what_was_typed(alice: Client, fake: FakeCoreAPI, 
             assert fake.text("travel-planner") == before
 
 
+def assert_nothing_changed(response, failure: Failure, mode: str) -> None:
+    """A change refused for `failure`: its status and message, as a whole page, or for
+    htmx as a toast alone (nothing swapped)."""
+    assert response.status_code == failure.portal_status
+    assert f"Nothing was changed. {failure.message}" in page_text(response)
+    if mode == "htmx":
+        assert response["HX-Reswap"] == "none"  # the toast is the whole answer
+    else:
+        assert is_page(response)
+
+
 def test_append_form_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCoreAPI, subtests):
     for failure, mode in each_failure(["page", "htmx"]):
         with subtests.test(failure.name, mode=mode):
             fail(fake, "list_agents", failure)
             response = alice.get("/memory/append", TRAVEL, headers=HEADERS[mode])
-            assert response.status_code == failure.portal_status
-            assert f"Nothing was changed. {failure.message}" in page_text(response)
-            if mode == "htmx":
-                assert response["HX-Reswap"] == "none"  # the toast is the whole answer
-            else:
-                assert is_page(response)
+            assert_nothing_changed(response, failure, mode)
 
 
 # --- clear ----------------------------------------------------------------------------------------
@@ -451,8 +427,7 @@ def test_append_form_when_the_agents_cannot_be_listed(alice: Client, fake: FakeC
 
 def test_clear_asks_first_and_offers_a_download(alice: Client, fake: FakeCoreAPI):
     page = alice.get("/memory/clear", {"scope": "agent", "agent": "travel-planner"})
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert "Clear Travel Planner&#x27;s memory?" in html or "Clear Travel Planner's memory?" in html
     assert "Entries</dt><dd>2</dd>" in html
@@ -569,8 +544,7 @@ def test_clear_everything(alice: Client, fake: FakeCoreAPI):
     response = alice.post(
         "/memory/clear-everything", {"phrase": " Clear  everything "}, headers=HTMX
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="clear-everything"')
     assert "Everything is cleared" in html
     assert html.count(": cleared") == 4
@@ -661,8 +635,7 @@ def test_delete_entry_without_js(alice: Client, fake: FakeCoreAPI):
 def test_delete_entry_with_htmx_then_undo(alice: Client, fake: FakeCoreAPI):
     before = fake.text("travel-planner")
     response = alice.post("/memory/entries/delete", delete_fields(alice, TRAVEL, 0), headers=HTMX)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert starts_with(response, '<section id="memory-content"') and varies_on_htmx(response)
     assert "aisle seats" not in html and "London" in html
     assert html.count('class="change-notice undo-notice"') == 1 and "toast-success" not in html
@@ -760,12 +733,7 @@ def test_a_failed_delete_changes_nothing(alice: Client, fake: FakeCoreAPI, subte
             # Listing the agents is only needed (and so can only fail) for an agent's memory.
             data = {**fields, **TRAVEL} if method == "list_agents" else fields
             response = alice.post("/memory/entries/delete", data, headers=HEADERS[mode])
-            assert response.status_code == failure.portal_status
-            assert f"Nothing was changed. {failure.message}" in page_text(response)
-            if mode == "htmx":
-                assert response["HX-Reswap"] == "none"  # the toast is the whole answer
-            else:
-                assert is_page(response)
+            assert_nothing_changed(response, failure, mode)
             assert fake.text() == before
 
 

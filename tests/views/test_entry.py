@@ -10,9 +10,12 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
 from tests.views.helpers import (
     HEADERS,
     HTMX,
+    TRAVEL,
+    USER,
     body,
     each_failure,
     fail,
@@ -22,9 +25,6 @@ from tests.views.helpers import (
     starts_with,
     textarea,
 )
-
-USER = {"scope": "user"}
-TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 
 
 def editor(client: Client, target: dict[str, str], index: int, **headers) -> dict[str, str]:
@@ -110,8 +110,7 @@ def test_preview_button_renders_the_draft_and_saves_nothing(alice: Client, fake:
         "/memory/entries/edit",
         {**fields, "content": "**Window** seats <script>x</script>", "action": "preview"},
     )
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert "<strong>Window</strong>" in html and "<script>x" not in html
     assert textarea(html, "content") == "**Window** seats <script>x</script>"
     assert fake.writes() == []

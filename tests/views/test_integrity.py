@@ -15,9 +15,8 @@ from memory_ui.coreapi import CoreAPIOutcomeUnknown
 from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
-from tests.views.helpers import body, field_value, page_text, textarea
+from tests.views.helpers import USER, body, field_value, fields_of, page_text, textarea
 
-USER = {"scope": "user"}
 NO_ANSWER = "CoreAPI did not answer in time."
 
 
@@ -45,7 +44,7 @@ def applied_without_answer(fake: FakeCoreAPI, monkeypatch, method: str) -> None:
 
 def edit(alice: Client, content: str):
     html = body(alice.get("/memory/edit", USER))
-    fields = {k: field_value(html, k) for k in ("scope", "version", "base")}
+    fields = fields_of(html, "scope", "version", "base")
     return alice.post("/memory/edit", {**fields, "content": content, "action": "save"})
 
 

@@ -8,6 +8,7 @@ against the real devstack in tests/integration/test_merging.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -17,11 +18,9 @@ from devstack.coreapi import formats
 from memory_ui.coreapi import CoreAPIOutcomeUnknown, CoreAPIUnavailable
 from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from tests.fake_coreapi import FakeCoreAPI
-from tests.views.helpers import body, field_value, page_text, textarea
+from tests.views.helpers import HTMX, USER, body, field_value, fields_of, page_text, textarea
 from tests.views.test_transfer import make_archive, plan, upload
 
-USER = {"scope": "user"}
-HTMX = {"HX-Request": "true"}
 FLIGHT = "- Flight to Madrid on 3 March, 10:00."
 
 
@@ -79,7 +78,7 @@ def test_undo_after_an_append_restores_and_keeps_it(alice: Client, fake: FakeCor
 
 def test_edit_after_an_append_keeps_it_after_the_edit(alice: Client, fake: FakeCoreAPI):
     html = body(alice.get("/memory/edit", USER))
-    fields = {k: field_value(html, k) for k in ("scope", "version", "base")}
+    fields = fields_of(html, "scope", "version", "base")
     draft = textarea(html, "content").replace("concise", "detailed")
     agent_appends(fake)
     response = alice.post("/memory/edit", {**fields, "content": draft, "action": "save"})
@@ -148,9 +147,7 @@ def test_an_import_replace_is_refused_when_anything_arrived(alice: Client, fake:
     html = body(preview)
     fields = {
         "text": "- Only this.\n",
-        "source": field_value(html, "source"),
-        "version": field_value(html, "version"),
-        "submission": field_value(html, "submission"),
+        **fields_of(html, "source", "version", "submission"),
         "mode": "replace",
         "confirm_replace": "yes",
     }
@@ -173,6 +170,20 @@ def test_a_clear_is_refused_when_anything_arrived(alice: Client, fake: FakeCoreA
 # --- a note or import whose answer was lost is settled before it is sent again ----------
 
 
+def answer_lost(fake: FakeCoreAPI, monkeypatch, method: str) -> Callable[..., object]:
+    """From now on `method` is applied but its answer is lost, and the read that would
+    settle it at once fails too: the outcome stays unknown. The real method, to put back."""
+    original = getattr(fake, method)
+
+    def applied_without_answer(*args, **kwargs):
+        original(*args, **kwargs)
+        fake.fail("get_memory", CoreAPIUnavailable("CoreAPI is unavailable."), times=1)
+        raise CoreAPIOutcomeUnknown(OUTCOME_UNKNOWN_MESSAGE)
+
+    monkeypatch.setattr(fake, method, applied_without_answer)
+    return original
+
+
 def note_form(client: Client) -> dict[str, str]:
     html = body(client.get("/memory/append", USER))
     return {**USER, "submission": field_value(html, "submission")}
@@ -181,15 +192,7 @@ def note_form(client: Client) -> dict[str, str]:
 def test_a_note_sent_again_after_a_lost_answer_is_added_once(
     alice: Client, fake: FakeCoreAPI, monkeypatch
 ):
-    original = fake.append_memory
-
-    def applied_without_answer(*args, **kwargs):
-        original(*args, **kwargs)
-        # The read that would settle it at once fails too: the outcome stays unknown.
-        fake.fail("get_memory", CoreAPIUnavailable("CoreAPI is unavailable."), times=1)
-        raise CoreAPIOutcomeUnknown(OUTCOME_UNKNOWN_MESSAGE)
-
-    monkeypatch.setattr(fake, "append_memory", applied_without_answer)
+    original = answer_lost(fake, monkeypatch, "append_memory")
     form = note_form(alice)
     sent = {**form, "content": "- Likes rain.", "reason": "Weather"}
     first = alice.post("/memory/append", sent)
@@ -245,15 +248,7 @@ def test_a_restore_run_again_after_lost_answers_writes_nothing_twice(
 ):
     archive = make_archive({None: "- from the archive\n", "it-helpdesk": "- helpdesk copy\n"})
     apply_url, versions = plan(alice, upload(alice, archive)["Location"])
-    original = fake.import_memory
-
-    def applied_without_answer(*args, **kwargs):
-        original(*args, **kwargs)
-        # The read that would settle it at once fails too: the outcome stays unknown.
-        fake.fail("get_memory", CoreAPIUnavailable("CoreAPI is unavailable."), times=1)
-        raise CoreAPIOutcomeUnknown(OUTCOME_UNKNOWN_MESSAGE)
-
-    monkeypatch.setattr(fake, "import_memory", applied_without_answer)
+    original = answer_lost(fake, monkeypatch, "import_memory")
     fields = {
         "mode": mode,
         "confirm_replace": "yes",

@@ -12,7 +12,7 @@ from memory_ui.coreapi import Agent
 from memory_ui.memory.paging import PAGE_PARTS, PART_CHARS, forget_prepared
 from memory_ui.web.stores.claims import preview_turn
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
-from tests.pages import batched_cards, forms
+from tests.pages import batched_cards, forms, page_html
 from tests.shapes import long_list, structured
 from tests.views.conftest import identity_for
 from tests.views.helpers import (
@@ -57,8 +57,7 @@ def test_a_batch_of_cards_reads_its_memories_in_one_request(alice: Client, fake:
     fake.put(structured(4000), "agent-002")
     query = "&".join(f"name=agent-{n:03d}" for n in range(8))
     response = alice.get(f"/cards/agents?{query}", headers=HTMX)
-    html = body(response)
-    assert response.status_code == 200
+    html = page_html(response)
     assert html.count('class="memory-card"') == 8
     assert 'id="card-agent-agent-002"' in html
     entries = len(re.findall(r"^## Added", fake.text("agent-002"), re.M))

@@ -8,7 +8,6 @@ import io
 import json
 import re
 import zipfile
-from datetime import UTC, datetime
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -16,6 +15,15 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
+from tests.pages import page_html
+from tests.transfers import (
+    BAD_ARCHIVES,
+    assert_download_token_comes_back_as_a_cookie,
+    assert_markdown_download,
+    audit,
+    export_everything,
+    manifest_files,
+)
 from tests.views.helpers import (
     HEADERS,
     HTMX,
@@ -32,14 +40,6 @@ from tests.views.helpers import (
 )
 
 AGENTS = ("benefits-assistant", "it-helpdesk", "travel-planner")
-
-
-def today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
-
-
-def audit(action: str, **fields: object) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(action=action, **fields))
 
 
 def latest(action: str) -> AuditEvent | None:
@@ -77,10 +77,7 @@ def test_markdown_downloads_are_coreapis_documents(
     alice: Client, fake: FakeCoreAPI, url, agent, scope, stem
 ):
     response = alice.get(url)
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/markdown; charset=utf-8"
-    assert response["Content-Disposition"] == f'attachment; filename="{stem}-{today()}.md"'
-    assert "no-store" in response["Cache-Control"]
+    assert_markdown_download(response, stem)
     text = response.content.decode()
     if scope == "combined":
         assert fake.text().strip() in text and fake.text(agent).strip() in text
@@ -97,11 +94,7 @@ def test_markdown_downloads_are_coreapis_documents(
 
 
 def test_a_download_token_comes_back_as_a_cookie(alice: Client):
-    response = alice.get("/memory/user/export", {"download_token": "abc123def456"})
-    assert response.cookies["download_ready"].value == "abc123def456"
-    assert response.cookies["download_ready"]["samesite"] == "Strict"
-    odd = alice.get("/memory/user/export", {"download_token": "<script>"})
-    assert "download_ready" not in odd.cookies
+    assert_download_token_comes_back_as_a_cookie(alice)
 
 
 def test_a_failed_download_is_an_error_page(alice: Client, fake: FakeCoreAPI, subtests):
@@ -153,23 +146,10 @@ def test_downloads_and_imports_of_agents_that_are_not_the_users_are_404(
 # --- export everything ---------------------------------------------------------------------------
 
 
-def export_everything(client: Client) -> bytes:
-    response = client.get("/export/everything")
-    assert response.status_code == 200
-    assert response.streaming
-    assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == f'attachment; filename="memory-export-{today()}.zip"'
-    return b"".join(response.streaming_content)
-
-
 def test_export_everything_holds_every_document_and_a_manifest(alice: Client, fake: FakeCoreAPI):
     fake.put("", "benefits-assistant")  # empty documents are exported too
     archive = zipfile.ZipFile(io.BytesIO(export_everything(alice)))
-    manifest = json.loads(archive.read("manifest.json"))
-    assert manifest["format"] == "memory-portal-export" and manifest["version"] == 1
-    assert manifest["upn"] == "alice@contoso.com"
-    entries = {entry["agent_name"]: entry for entry in manifest["files"]}
-    assert set(entries) == {None, *AGENTS}
+    entries = manifest_files(archive, AGENTS)
     for agent, entry in entries.items():
         assert archive.read(entry["path"]) == fake.text(agent).encode()
         assert entry["updated_on"]
@@ -215,8 +195,7 @@ def confirmation(response) -> dict[str, str]:
 @pytest.mark.parametrize(("url", "agent"), IMPORT_TARGETS)
 def test_import_form(alice: Client, url, agent):
     page = alice.get(url)
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert 'enctype="multipart/form-data"' in html
     assert f'action="{url}/preview"' in html
@@ -244,8 +223,7 @@ def test_upload_preview_then_append(alice: Client, fake: FakeCoreAPI, url, agent
     before = fake.text(agent)
     text = "# From my notes\r\n\r\n- Likes <b>bold</b> tea\r\n"
     preview = alice.post(f"{url}/preview", {"file": md_file(text), "pasted": ""})
-    html = body(preview)
-    assert preview.status_code == 200
+    html = page_html(preview)
     assert is_page(preview) and varies_on_htmx(preview)
     assert "Check before importing" in html
     assert "<h1>From my notes</h1>" in html and "<b>bold</b>" not in html
@@ -469,8 +447,7 @@ def plan(client: Client, url: str) -> tuple[str, dict[str, str]]:
 
 def test_import_home_offers_every_memory_and_the_archive_upload(alice: Client):
     page = alice.get("/import")
-    html = body(page)
-    assert page.status_code == 200
+    html = page_html(page)
     assert is_page(page) and varies_on_htmx(page)
     assert 'href="/memory/user/import"' in html
     for agent in AGENTS:
@@ -554,24 +531,11 @@ def test_an_htmx_upload_is_an_hx_redirect(alice: Client):
     assert response["HX-Redirect"].startswith("/import/archive/")
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "message"),
-    [
-        ("export.zip", b"# not a zip\n", "not a zip file"),
-        ("notes.md", b"# markdown\n", "is not a .zip file"),
-        ("export.zip", None, "no manifest.json"),
-    ],
-    ids=["not-zip", "not-dot-zip", "no-manifest"],
-)
+@pytest.mark.parametrize(("name", "data", "message"), BAD_ARCHIVES)
 @pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx"])
 def test_bad_archives_are_refused_with_a_message(
     alice: Client, fake: FakeCoreAPI, headers, name, data, message
 ):
-    if data is None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            archive.writestr("user.md", "- a\n")
-        data = buffer.getvalue()
     response = upload(alice, data, name, headers=headers)
     assert response.status_code == 400
     assert message in page_text(response)
