@@ -205,6 +205,20 @@ def test_another_staff_members_session_cannot_use_the_id(carol: Client, fake: Fa
     assert fake.calls == [] and not AuditEvent.objects.filter(action="export").exists()
 
 
+def test_an_id_does_not_outlive_the_sign_out(carol: Client, fake: FakeCoreAPI):
+    """Signed out and in again, the same staff member's old addresses open nothing."""
+    request_url = start(carol)
+    subject = resolve(request_url).kwargs["subject"]
+    assert carol.post("/auth/logout").status_code == 302
+    signed_in(carol, "carol@contoso.com", [SUPPORT_ROLE])
+    fake.calls.clear()
+    for response in (carol.get(overview(subject)), carol.get(request_url)):
+        assert response.status_code == 302 and response["Location"] == "/support/"
+    assert carol.post(f"{request_url}export")["Location"] == "/support/"
+    assert fake.calls == [] and not AuditEvent.objects.filter(action="export").exists()
+    assert looked_up(carol) != subject  # a new look-up, a new id
+
+
 def test_lookup_shows_what_exists_without_content(carol: Client, fake: FakeCoreAPI):
     response = look_up(carol)
     html = body(response)
