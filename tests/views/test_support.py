@@ -18,6 +18,7 @@ from django.urls import resolve, reverse
 
 from memory_ui import auth
 from memory_ui.models import AuditEvent
+from memory_ui.web.stores.support import PEOPLE_KEPT, SESSION_PEOPLE
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.conftest import SUPPORT_ROLE, signed_in
 from tests.views.helpers import (
@@ -217,6 +218,19 @@ def test_an_id_does_not_outlive_the_sign_out(carol: Client, fake: FakeCoreAPI):
     assert carol.post(f"{request_url}export")["Location"] == "/support/"
     assert fake.calls == [] and not AuditEvent.objects.filter(action="export").exists()
     assert looked_up(carol) != subject  # a new look-up, a new id
+
+
+def test_filtering_the_audit_trail_keeps_a_looked_up_users_pages_open(
+    carol: Client, fake: FakeCoreAPI
+):
+    """The trail's filters make ids too; however many, they do not push out the id of a
+    user whose look-up stands (their open request's page would say nothing was done)."""
+    request_url = start(carol)
+    for n in range(45):
+        filtered_subject(carol, f"someone{n}@contoso.com")
+    assert carol.get(request_url).status_code == 200
+    assert filtered_subject(carol, ALICE) == resolve(request_url).kwargs["subject"]
+    assert len(carol.session[SESSION_PEOPLE]) == 2 * PEOPLE_KEPT  # still bounded
 
 
 def test_lookup_shows_what_exists_without_content(carol: Client, fake: FakeCoreAPI):

@@ -178,7 +178,8 @@ def nonce_spend(session: SessionBase, nonce: str, upn: str, action: str) -> bool
 # an address stays good for as long as the session remembers the person.
 
 SESSION_PEOPLE = "support_people"
-PEOPLE_KEPT = 20
+SESSION_LOOKUPS = "support_lookups"
+PEOPLE_KEPT = 20  # look-ups remembered; ids kept: theirs and as many others
 
 
 def person_id(session: SessionBase, upn: str) -> str:
@@ -188,8 +189,13 @@ def person_id(session: SessionBase, upn: str) -> str:
     known = next((pid for pid, person in people.items() if person == upn), None)
     pid = known or secrets.token_urlsafe(16)
     people.pop(pid, None)  # the newest last, so the least recently used goes first
-    kept = list(people.items())[-(PEOPLE_KEPT - 1) :]
-    session[SESSION_PEOPLE] = {**dict(kept), pid: upn}
+    # Never the id of someone whose look-up stands: the audit trail's filters make ids
+    # too, and must not close a looked-up user's pages (an open deletion request's).
+    looked_up_now = set(session.get(SESSION_LOOKUPS, []))
+    others = [other for other, person in people.items() if person not in looked_up_now]
+    for stale in others[: max(0, len(people) + 1 - 2 * PEOPLE_KEPT)]:
+        del people[stale]
+    session[SESSION_PEOPLE] = {**people, pid: upn}
     return pid
 
 
@@ -200,8 +206,6 @@ def person_upn(session: SessionBase, pid: str) -> str | None:
 
 # --- Support look-ups: an overview opens only after a look-up through the (CSRF-checked)
 # form, so a link from elsewhere cannot write audit events in staff's names.
-
-SESSION_LOOKUPS = "support_lookups"
 
 
 def lookup_remember(session: SessionBase, upn: str) -> str:
