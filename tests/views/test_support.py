@@ -138,6 +138,17 @@ def test_support_urls_are_forbidden_to_end_users(alice: Client, fake: FakeCoreAP
     assert not AuditEvent.objects.exists()
 
 
+def test_support_posts_need_the_csrf_token(fake: FakeCoreAPI):
+    """Every support form posts with the CSRF token; without it, nothing happens."""
+    strict = signed_in(Client(enforce_csrf_checks=True), "carol@contoso.com", [SUPPORT_ROLE])
+    for url in [url for method, url in SUPPORT_URLS if method == "post"]:
+        assert strict.post(url, {"upn": ALICE, "subject": ALICE}).status_code == 403, url
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+    assert "support_lookups" not in strict.session and SESSION_PEOPLE not in strict.session
+    for page in ("/support/", "/support/audit"):
+        assert 'name="csrfmiddlewaretoken"' in body(strict.get(page)), page
+
+
 @pytest.mark.parametrize(("method", "url"), SUPPORT_URLS[:3])
 def test_support_urls_need_sign_in(client: Client, fake: FakeCoreAPI, method: str, url: str):
     response = getattr(client, method)(url)
