@@ -202,6 +202,9 @@ else:
     # there for whichever worker or instance serves the next request.
     CACHES = {"default": DATABASE_CACHE, "durable": DATABASE_CACHE}
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Notices can name a person or quote an entry's first line: they wait in the session (on
+# the server), not in a cookie that the browser keeps and sends back.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 # How often each process checks the database and Redis for /metrics and the log
 # (portal/health.py); 0: never. And the Retry-After of the page shown while the database
 # does not answer (portal/outages.py).

@@ -324,6 +324,8 @@ def test_every_step_needs_a_look_up_in_this_session(
     response = getattr(carol, method)(f"{overview(subject)}{path.format(id=request_id)}", fields)
     assert response.status_code == 302
     assert response["Location"] == f"/support/?subject={subject}"
+    # The notice names the person: it waits in the session, not in a cookie of the browser.
+    assert "messages" not in response.cookies
     assert fake.calls == []
     assert not AuditEvent.objects.exclude(action="lookup").exists()
     assert "Prefers concise answers" in fake.text() and "aisle seats" in fake.text("travel-planner")
