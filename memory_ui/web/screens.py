@@ -1,5 +1,5 @@
 """What several screens show alike, so no view module imports another: why a change
-failed (`not_done`), a memory's page after a change as on a visit (`memory_context`,
+failed (`not_done`), what a save did (`saved_notices`), a memory's page after a change as on a visit (`memory_context`,
 `memory_page`, `page_now`, `changed`, `action_failed`), the answer when the user's agents
 could not be listed (`agents_unavailable`), and the page for a CoreAPI failure before a
 form could be built (`failure_page`)."""
@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.operations import Loaded, memory_load
+from memory_ui.memory.operations import Loaded, Rewritten, memory_load
 from memory_ui.memory.targets import Target
 from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor
@@ -38,6 +38,18 @@ def not_done(prefix: str, error: CoreAPIError) -> str:
     """Why a change failed: "Nothing was …" only when that is certain (a write that got
     no answer may still be applied)."""
     return error.message if error.outcome_unknown else f"{prefix} {error.message}"
+
+
+def saved_notices(request: HtmxHttpRequest, done: Rewritten, saved: str) -> None:
+    """After an editor's save went through: `saved`, what arrived meanwhile and was kept,
+    and whether something else changed the memory right after."""
+    messages.success(request, saved)
+    if done.arrived:
+        messages.info(request, done.arrived.notice)
+    if done.moved:
+        messages.warning(
+            request, "Something else changed this memory right after you saved: check it below."
+        )
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.urls import reverse_lazy
 
 from memory_ui.memory.documents import without_bidi_controls
 from memory_ui.web.forms.confirm import CheckboxConfirmation, PhraseConfirmation
@@ -20,16 +21,52 @@ from memory_ui.web.forms.fields import (
 )
 
 
+def _previewed(rows: int, **attrs: object) -> forms.Textarea:
+    """A markdown textarea whose typing refreshes the editor's preview
+    (edit.html#preview, `#edit-preview`) after a pause, one request at a time."""
+    return forms.Textarea(
+        attrs={
+            "rows": rows,
+            "spellcheck": "true",
+            "hx-post": reverse_lazy("memory_edit_preview"),
+            "hx-trigger": "input changed delay:400ms",
+            "hx-params": "content",
+            "hx-target": "#edit-preview",
+            "hx-swap": "outerHTML",
+            "hx-sync": "this:replace",
+            **attrs,
+        }
+    )
+
+
+class Autofocused(forms.Form):
+    """A change form that puts the focus on its text, unless the page has an alert."""
+
+    def focus_alert(self) -> None:
+        """Leave the focus to the page's alert (an error, a conflict) rather than the text."""
+        self.fields["content"].widget.attrs.pop("autofocus", None)
+
+
 class EditForm(TargetForm):
     ACTIONS = ("save", "preview", "reapply", "overwrite")
 
-    content = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES)
+    content = MarkdownField(
+        required=False,
+        max_bytes=MAX_EDIT_BYTES,
+        label="Markdown",
+        help_text="Leave it empty to clear this memory. Headings such as "
+        "“## Added 2026-12-02T10:00:00Z — reason” keep entries apart.",
+        widget=_previewed(rows=18),
+    )
     version = VersionField()
     # The text the draft started from (version's text), to re-apply changes after a conflict.
     base = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES)
     # On a conflict page: the version stored when the conflict was shown ("overwrite" it).
     current_version = VersionField(required=False)
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS], required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, auto_id="edit-%s", **kwargs)
 
     def clean_action(self) -> str:
         return self.cleaned_data["action"] or "save"
@@ -63,7 +100,7 @@ class SubmissionMixin(forms.Form):
     submission = forms.RegexField(regex=r"^[A-Za-z0-9_-]{16,64}$", required=False)
 
 
-class AppendForm(SubmissionMixin, TargetForm):
+class AppendForm(Autofocused, SubmissionMixin, TargetForm):
     content = MarkdownField(
         max_bytes=MAX_NOTE_BYTES,
         label=hinted_label("Note", "(markdown)"),
@@ -78,10 +115,6 @@ class AppendForm(SubmissionMixin, TargetForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, auto_id="append-%s", **kwargs)
-
-    def focus_alert(self) -> None:
-        """Leave the focus to the page's error alert rather than the note."""
-        self.fields["content"].widget.attrs.pop("autofocus", None)
 
     def clean_content(self) -> str:
         content: str = self.cleaned_data["content"]
@@ -100,15 +133,30 @@ class EntryForm(TargetForm):
     index = forms.IntegerField(min_value=0, max_value=100_000)
 
 
-class EntryEditForm(EntryForm):
-    """One entry's text and reason, and the version the editor was opened on."""
+class EntryEditForm(Autofocused, EntryForm):
+    """One entry's text and reason, and the version the editor was opened on. `index`
+    names its fields' ids (`entry-content-3`): a page can hold more than one editor."""
 
     ACTIONS = ("save", "preview")
 
     version = VersionField()
-    content = MarkdownField(required=False, max_bytes=MAX_EDIT_BYTES, label="Text")
-    reason = forms.CharField(required=False, max_length=MAX_REASON_CHARS, label="Because")
+    reason = forms.CharField(
+        required=False,
+        max_length=MAX_REASON_CHARS,
+        label=hinted_label("Because", "(why it is remembered; optional)"),
+    )
+    content = MarkdownField(
+        required=False,
+        max_bytes=MAX_EDIT_BYTES,
+        label="Text",
+        help_text="Markdown. Only this entry changes; when it was added and by which session "
+        "stay as they were.",
+        widget=_previewed(rows=8, autofocus=True),
+    )
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS], required=False)
+
+    def __init__(self, *args: Any, index: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, auto_id=f"entry-%s-{index}", **kwargs)
 
     def clean_action(self) -> str:
         return self.cleaned_data["action"] or "save"

@@ -22,6 +22,7 @@ from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.documents import entry_label, parse_document, remove_entry, remove_lines
 from memory_ui.memory.operations import (
+    Actor,
     Loaded,
     MemoryChanged,
     NothingToChange,
@@ -29,7 +30,7 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
-from memory_ui.web.access import form_target, user_actor
+from memory_ui.web.access import on_memory
 from memory_ui.web.errors import answers_unlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
@@ -79,13 +80,16 @@ def _remove_list_item(text: str, data: dict[str, Any]) -> Removal | None:
 
 def _delete(
     request: HtmxHttpRequest,
+    actor: Actor,
+    target: Target,
     form: forms.DeleteEntryForm | forms.DeleteLinesForm,
     remove: Callable[[str, dict[str, Any]], Removal | None],
     what: str,
     **shown: Any,
 ) -> HttpResponse:
-    target = form_target(request, form)
-    if form.errors:
+    """Remove what `remove` finds in the document as it is now, if it is still the version
+    the page showed; Undo is offered after."""
+    if not form.is_valid():
         messages.error(request, f"Nothing was deleted. {forms.first_error(form)}")
         return page_now(request, target, status=400, **shown)
     removals: list[Removal] = []
@@ -99,7 +103,7 @@ def _delete(
 
     try:
         done = memory_rewrite(
-            user_actor(request),
+            actor,
             target,
             without,
             started_from=form.cleaned_data["version"],
@@ -155,26 +159,29 @@ def _changed_meanwhile(
 @require_POST
 @login_required
 @answers_unlisted(agents_unavailable)
-def delete_entry(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def delete_entry(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     form = forms.DeleteEntryForm(request.POST)
-    return _delete(request, form, _remove_entry, "entry")
+    return _delete(request, actor, target, form, _remove_entry, "entry")
 
 
 @require_POST
 @login_required
 @answers_unlisted(agents_unavailable)
-def delete_list_item(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def delete_list_item(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     form = forms.DeleteLinesForm(request.POST)
-    return _delete(request, form, _remove_list_item, "item", items_open=True)
+    return _delete(request, actor, target, form, _remove_list_item, "item", items_open=True)
 
 
 @require_POST
 @login_required
 @answers_unlisted(agents_unavailable)
-def undo(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def undo(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
+    """The document as it was before a delete, while nothing else changed it since."""
     form = forms.UndoForm(request.POST)
-    target = form_target(request, form)
-    token = form.cleaned_data.get("token", "")
+    token = form.cleaned_data["token"] if form.is_valid() else ""
     record = undo_record(request.session, token, target)
     if record is None:
         messages.error(
@@ -185,7 +192,7 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
         return page_now(request, target, status=410)
     try:
         done = memory_rewrite(
-            user_actor(request),
+            actor,
             target,
             lambda _: record.before,
             started_from=record.after,

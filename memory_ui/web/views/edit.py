@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -17,6 +16,7 @@ from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.diffs import DiffLine, diff_lines, merge_changes
 from memory_ui.memory.documents import content_hash
 from memory_ui.memory.operations import (
+    Actor,
     MemoryChanged,
     Version,
     fits_one_write,
@@ -25,11 +25,11 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
-from memory_ui.web.access import as_named, form_target, signed_in, user_actor
+from memory_ui.web.access import as_named, on_memory, signed_in
 from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.screens import not_done
+from memory_ui.web.screens import not_done, saved_notices
 from memory_ui.web.stores.claims import preview_turn
 
 
@@ -55,9 +55,16 @@ class EditPage:
     too_large: int | None = None
 
     def context(self) -> dict[str, object]:
-        # The template reads the fields by name; the preview starts as the draft.
+        # The template reads the fields by name; the preview starts as the draft, and the
+        # textarea shows the form as posted (with its errors) or else the draft.
         fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
-        return {**fields, "preview": self.draft, "memory_url": target_url(self.target)}
+        form = self.form or forms.EditForm(initial={"content": self.draft})
+        return {
+            **fields,
+            "form": form,
+            "preview": self.draft,
+            "memory_url": target_url(self.target),
+        }
 
 
 def _render_edit(request: HtmxHttpRequest, page: EditPage, *, status: int = 200) -> HttpResponse:
@@ -65,27 +72,26 @@ def _render_edit(request: HtmxHttpRequest, page: EditPage, *, status: int = 200)
 
 
 def _edit_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
-    """Without the agent list: the editor for the memory as the form named it, with what
-    was typed (after a POST) and why nothing was saved."""
-    form, error = unlisted.form, unlisted.error
-    status = error.portal_status
+    """Without the agent list: the editor for the memory as the request named it, with
+    what was typed (after a POST) and why nothing was saved."""
+    target, error = as_named(unlisted.form), unlisted.error
     if request.method == "GET":
-        return _render_edit(request, EditPage(as_named(form), load_error=error), status=status)
-    assert isinstance(form, forms.EditForm)
-    message = f"Nothing was saved. {error.message}"
-    return _render_edit(
-        request, EditPage(as_named(form), error=message, **form.typed()), status=status
-    )
+        return _render_edit(request, EditPage(target, load_error=error), status=error.portal_status)
+    typed = forms.EditForm(request.POST).typed()
+    page = EditPage(target, error=f"Nothing was saved. {error.message}", **typed)
+    return _render_edit(request, page, status=error.portal_status)
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
 @answers_unlisted(_edit_unlisted)
-def edit(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
+    """The editor (GET), then a preview, a save, or after a conflict a re-apply or an
+    overwrite."""
     if request.method == "GET":
-        return _edit_start(request)
+        return _edit_start(request, actor, target)
     form = forms.EditForm(request.POST)
-    target = form_target(request, form)
     # Whatever happens below, what the user typed goes back to them as they typed it.
     typed = form.typed()
     if form.errors:
@@ -94,18 +100,22 @@ def edit(request: HtmxHttpRequest) -> HttpResponse:
     if form.cleaned_data["action"] == "preview":
         return _render_edit(request, EditPage(target, **typed))
     if form.cleaned_data["action"] == "reapply":
-        return _edit_reapply(request, target, form, typed)
-    return _edit_save(request, target, form, typed)
+        return _edit_reapply(request, actor, target, form, typed)
+    return _edit_save(request, actor, target, form, typed)
 
 
 def _edit_save(
-    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
+    request: HtmxHttpRequest,
+    actor: Actor,
+    target: Target,
+    form: forms.EditForm,
+    typed: dict[str, str],
 ) -> HttpResponse:
     data = form.cleaned_data
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
         done = memory_rewrite(
-            user_actor(request),
+            actor,
             target,
             lambda _: data["content"],
             started_from=started_from,
@@ -124,23 +134,15 @@ def _edit_save(
             request, EditPage(target, error=error, **typed), status=exc.portal_status
         )
     if data["content"].strip():
-        messages.success(request, f"Saved {target.name}.")
+        saved_notices(request, done, f"Saved {target.name}.")
     else:
-        messages.success(request, f"Saved: {target.name} is now empty.")
-    if done.arrived:
-        messages.info(request, done.arrived.notice)
-    if done.moved:
-        messages.warning(
-            request, "Something else changed this memory right after you saved: check it below."
-        )
+        saved_notices(request, done, f"Saved: {target.name} is now empty.")
     return redirect_to(request, target_url(target))
 
 
-def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.TargetForm(request.GET)
-    target = form_target(request, form)
+def _edit_start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     try:
-        memory = memory_read(user_actor(request), target)
+        memory = memory_read(actor, target)
     except CoreAPIError as exc:
         return _render_edit(request, EditPage(target, load_error=exc), status=exc.portal_status)
     text = memory.content_markdown
@@ -154,12 +156,16 @@ def _edit_start(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _edit_reapply(
-    request: HtmxHttpRequest, target: Target, form: forms.EditForm, typed: dict[str, str]
+    request: HtmxHttpRequest,
+    actor: Actor,
+    target: Target,
+    form: forms.EditForm,
+    typed: dict[str, str],
 ) -> HttpResponse:
     """Start again from what is stored now, with the user's changes applied to it when
     they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
     try:
-        current = memory_read(user_actor(request), target)
+        current = memory_read(actor, target)
     except CoreAPIError as exc:
         return _render_edit(
             request, EditPage(target, error=exc.message, **typed), status=exc.portal_status

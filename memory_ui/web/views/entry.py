@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from urllib.parse import urlencode
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods
@@ -17,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.documents import Entry, EntryEditError, parse_document, replace_entry
 from memory_ui.memory.operations import (
+    Actor,
     Loaded,
     MemoryChanged,
     NothingToChange,
@@ -26,11 +26,11 @@ from memory_ui.memory.operations import (
 )
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
-from memory_ui.web.access import as_named, form_target, user_actor
+from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.screens import not_done
+from memory_ui.web.screens import not_done, saved_notices
 
 
 def entry_url(target: Target, index: int) -> str:
@@ -59,11 +59,27 @@ class EntryPage:
     missing: bool = False
     too_large: int | None = None
 
+    def editor(self) -> forms.EntryEditForm:
+        """The form as the editor shows it: as posted (with its errors) or else the draft,
+        its ids named by the entry; the focus on the text unless an alert is shown."""
+        data = self.form.data if self.form is not None else None
+        initial = {"content": self.draft, "reason": self.reason}
+        form = forms.EntryEditForm(data, initial=initial, index=self.index)
+        if self.conflict or self.error:
+            form.focus_alert()
+        return form
+
     def context(self) -> dict[str, object]:
         # The template reads the fields by name; the preview starts as the draft.
         fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
         back = entry_url(self.target, self.index)
-        return {**fields, "number": self.index + 1, "preview": self.draft, "back_url": back}
+        return {
+            **fields,
+            "form": self.editor(),
+            "number": self.index + 1,
+            "preview": self.draft,
+            "back_url": back,
+        }
 
 
 def _render(request: HtmxHttpRequest, page: EntryPage, *, status: int = 200) -> HttpResponse:
@@ -79,30 +95,35 @@ def _entry_of(loaded: Loaded, index: int) -> Entry | None:
 
 
 def _entry_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
-    """Without the agent list: the entry form for the memory as the form named it, with
+    """Without the agent list: the entry form for the memory as the request named it, with
     what was typed (after a POST) and why nothing was saved."""
-    form, error = unlisted.form, unlisted.error
-    assert isinstance(form, forms.EntryForm)
-    index = form.cleaned_data.get("index") or 0
-    status = error.portal_status
-    if request.method == "GET":
-        return _render(request, EntryPage(as_named(form), index, load_error=error), status=status)
-    assert isinstance(form, forms.EntryEditForm)
-    message = f"Nothing was saved. {error.message}"
-    page = EntryPage(as_named(form), index, error=message, **form.typed())
-    return _render(request, page, status=status)
+    target, error = as_named(unlisted.form), unlisted.error
+    form = forms.EntryEditForm(request.POST) if request.method == "POST" else None
+    index = _index(form or forms.EntryForm(request.GET))
+    if form is None:
+        page = EntryPage(target, index, load_error=error)
+    else:
+        page = EntryPage(target, index, error=f"Nothing was saved. {error.message}", **form.typed())
+    return _render(request, page, status=error.portal_status)
+
+
+def _index(form: forms.EntryForm) -> int:
+    """Which entry the request names (0 when it names none: the page says it is missing)."""
+    form.is_valid()
+    return form.cleaned_data.get("index") or 0
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
 @answers_unlisted(_entry_unlisted)
-def entry_edit(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory
+def entry_edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
+    """The entry's editor (GET), then a preview or a save."""
     if request.method == "GET":
-        return _start(request)
+        return _start(request, actor, target)
     form = forms.EntryEditForm(request.POST)
-    target = form_target(request, form)
     typed = form.typed()  # whatever happens below, what was typed goes back as typed
-    index = form.cleaned_data.get("index") or 0
+    index = _index(form)
     if form.errors:
         error = f"Nothing was saved. {forms.first_error(form)}"
         return _render(
@@ -110,16 +131,15 @@ def entry_edit(request: HtmxHttpRequest) -> HttpResponse:
         )
     if form.cleaned_data["action"] == "preview":
         return _render(request, EntryPage(target, index, **typed))
-    return _save(request, target, form, typed)
+    return _save(request, actor, target, form, typed)
 
 
-def _start(request: HtmxHttpRequest) -> HttpResponse:
+def _start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     form = forms.EntryForm(request.GET)
-    target = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
+    index = _index(form)
     if form.errors:
         return _render(request, EntryPage(target, index, missing=True), status=400)
-    loaded = memory_load(user_actor(request), target)
+    loaded = memory_load(actor, target)
     if loaded.error is not None:
         page = EntryPage(target, index, load_error=loaded.error)
         return _render(request, page, status=loaded.error.portal_status)
@@ -135,7 +155,11 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _save(
-    request: HtmxHttpRequest, target: Target, form: forms.EntryEditForm, typed: dict[str, str]
+    request: HtmxHttpRequest,
+    actor: Actor,
+    target: Target,
+    form: forms.EntryEditForm,
+    typed: dict[str, str],
 ) -> HttpResponse:
     data = form.cleaned_data
     index = data["index"]
@@ -147,7 +171,7 @@ def _save(
 
     try:
         done = memory_rewrite(
-            user_actor(request),
+            actor,
             target,
             with_entry_replaced,
             started_from=data["version"],
@@ -170,11 +194,5 @@ def _save(
         )
     except NothingToChange:
         return _render(request, EntryPage(target, index, missing=True), status=404)
-    messages.success(request, "Saved the entry.")
-    if done.arrived:
-        messages.info(request, done.arrived.notice)
-    if done.moved:
-        messages.warning(
-            request, "Something else changed this memory right after you saved: check it below."
-        )
+    saved_notices(request, done, "Saved the entry.")
     return redirect_to(request, entry_url(target, index))

@@ -13,12 +13,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.documents import entry_label
-from memory_ui.memory.operations import Loaded, Version, memory_load, memory_load_many
+from memory_ui.memory.operations import Actor, Loaded, Version, memory_load, memory_load_many
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
-from memory_ui.web.access import form_target, signed_in, user_actor, user_agents
-from memory_ui.web.errors import AgentsUnlisted
+from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents
+from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.links import target_url
 
@@ -70,21 +70,27 @@ def whats_new_page(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "memory_ui/whats_new.html", {"page": page}, status=status)
 
 
+def _nothing_marked(request: HtmxHttpRequest, error: CoreAPIError) -> HttpResponse:
+    messages.error(request, f"Nothing was marked as seen. {error.message}")
+    return redirect("whats_new")
+
+
+def _seen_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    return _nothing_marked(request, unlisted.error)
+
+
 @require_POST
 @login_required
-def mark_seen(request: HtmxHttpRequest) -> HttpResponse:
+@answers_unlisted(_seen_unlisted)
+@on_memory
+def mark_seen(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """One memory seen as the page showed it (`version`). If it changed since, what came
     meanwhile would be marked seen unseen: nothing is recorded and the page says so."""
     form = forms.SeenForm(request.POST)
-    try:
-        target = form_target(request, form)
-    except AgentsUnlisted as exc:
-        messages.error(request, f"Nothing was marked as seen. {exc.error.message}")
-        return redirect("whats_new")
     if not form.is_valid():
         messages.error(request, "Nothing was marked as seen. Please try again.")
         return redirect("whats_new")
-    loaded = memory_load(user_actor(request), target)
+    loaded = memory_load(actor, target)
     if loaded.memory is None or Version.of(loaded.memory).token() != form.cleaned_data["version"]:
         messages.warning(
             request,
@@ -92,7 +98,7 @@ def mark_seen(request: HtmxHttpRequest) -> HttpResponse:
             "Here it is as it is now.",
         )
     else:
-        visit_record(signed_in(request).oid, loaded, keep_marks=False)
+        visit_record(actor.who.oid, loaded, keep_marks=False)
         messages.success(request, "Marked as seen.")
     return redirect(target_url(target))
 
@@ -104,8 +110,7 @@ def mark_all_seen(request: HtmxHttpRequest) -> HttpResponse:
     try:
         targets = all_targets(user_agents(request))
     except CoreAPIError as exc:
-        messages.error(request, f"Nothing was marked as seen. {exc.message}")
-        return redirect("whats_new")
+        return _nothing_marked(request, exc)
     shown = {t.key: request.POST.get(f"version-{t.key}", "") for t in targets}
     loaded = memory_load_many(user_actor(request), [t for t in targets if shown[t.key]])
     oid = signed_in(request).oid
