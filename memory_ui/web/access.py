@@ -7,7 +7,7 @@ URL or form that is not in that list is a 404.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
@@ -18,13 +18,14 @@ from django.core.cache import cache
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
 
 from memory_ui import auth
 from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.identity import Identity
 from memory_ui.memory.operations import Actor, agents_list
 from memory_ui.memory.targets import Target
-from memory_ui.web.errors import AgentsUnlisted
+from memory_ui.web.errors import AgentsUnlisted, UnlistedHandler, answers_unlisted
 from memory_ui.web.forms import TargetForm
 
 View = Callable[..., HttpResponse]
@@ -121,19 +122,28 @@ def form_target(request: HttpRequest, form: TargetForm) -> Target:
         raise AgentsUnlisted(form, exc) from exc
 
 
-def on_memory(view: View) -> View:
-    """The door of an end-user view on one memory: the memory its request names
-    (`scope`/`agent`, from the form posted or else the query, by `form_target`) and the
-    signed-in user's Actor, worked out once and handed to the view as
-    `view(request, actor, target, ...)`. Put `errors.answers_unlisted` outside it."""
+def on_memory(
+    unlisted: UnlistedHandler, methods: Sequence[str] = ("GET", "POST")
+) -> Callable[[View], View]:
+    """The door of an end-user view on one memory: only `methods`, signed in, and the
+    memory its request names (`scope`/`agent`, from the form posted or else the query, by
+    `form_target`) and the signed-in user's Actor worked out once and handed to the view
+    as `view(request, actor, target, ...)`. `unlisted` answers when the user's agents could
+    not be listed (`errors.answers_unlisted`), wherever in the view that comes up."""
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        named = TargetForm(request.POST if request.method == "POST" else request.GET)
-        target = form_target(request, named)
-        return view(request, user_actor(request), target, *args, **kwargs)
+    def decorator(view: View) -> View:
+        @require_http_methods(list(methods))
+        @login_required
+        @answers_unlisted(unlisted)
+        @wraps(view)
+        def door(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            named = TargetForm(request.POST if request.method == "POST" else request.GET)
+            target = form_target(request, named)
+            return view(request, user_actor(request), target, *args, **kwargs)
 
-    return wrapper
+        return door
+
+    return decorator
 
 
 def as_named(form: TargetForm) -> Target:

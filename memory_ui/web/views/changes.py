@@ -39,7 +39,7 @@ from memory_ui.web.access import (
     user_actor,
     user_agents,
 )
-from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
     into_change_panel,
@@ -86,10 +86,7 @@ def _append_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Http
     return _append_panel(request, as_named(unlisted.form), form, error.portal_status, message)
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-@answers_unlisted(_append_unlisted)
-@on_memory
+@on_memory(_append_unlisted)
 def append(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The note form (GET, or a POST it refused), or the note added at the end."""
     form = forms.AppendForm(request.POST if request.method == "POST" else None)
@@ -174,10 +171,7 @@ def _clear_panel(
     )
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-@answers_unlisted(agents_unavailable)
-@on_memory
+@on_memory(agents_unavailable)
 def clear(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The confirmation (GET), then the clear."""
     if request.method == "GET":

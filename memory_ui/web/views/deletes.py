@@ -13,10 +13,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
 
 from memory_ui.audit import Action
 from memory_ui.coreapi import CoreAPIError, Memory
@@ -31,7 +29,6 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory
-from memory_ui.web.errors import answers_unlisted
 from memory_ui.web.htmx import (
     HtmxHttpRequest,
 )
@@ -156,28 +153,19 @@ def _changed_meanwhile(
     return memory_page(request, Loaded(target, current), status=409, **shown)
 
 
-@require_POST
-@login_required
-@answers_unlisted(agents_unavailable)
-@on_memory
+@on_memory(agents_unavailable, methods=["POST"])
 def delete_entry(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     form = forms.DeleteEntryForm(request.POST)
     return _delete(request, actor, target, form, _remove_entry, "entry")
 
 
-@require_POST
-@login_required
-@answers_unlisted(agents_unavailable)
-@on_memory
+@on_memory(agents_unavailable, methods=["POST"])
 def delete_list_item(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     form = forms.DeleteLinesForm(request.POST)
     return _delete(request, actor, target, form, _remove_list_item, "item", items_open=True)
 
 
-@require_POST
-@login_required
-@answers_unlisted(agents_unavailable)
-@on_memory
+@on_memory(agents_unavailable, methods=["POST"])
 def undo(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The document as it was before a delete, while nothing else changed it since."""
     form = forms.UndoForm(request.POST)

@@ -10,7 +10,7 @@ from dataclasses import fields as dataclass_fields
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_POST
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.diffs import DiffLine, diff_lines, merge_changes
@@ -26,7 +26,7 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory, signed_in
-from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import not_done, saved_notices
@@ -82,10 +82,7 @@ def _edit_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpRe
     return _render_edit(request, page, status=error.portal_status)
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-@answers_unlisted(_edit_unlisted)
-@on_memory
+@on_memory(_edit_unlisted)
 def edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The editor (GET), then a preview, a save, or after a conflict a re-apply or an
     overwrite."""
@@ -100,18 +97,14 @@ def edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse
     if form.cleaned_data["action"] == "preview":
         return _render_edit(request, EditPage(target, **typed))
     if form.cleaned_data["action"] == "reapply":
-        return _edit_reapply(request, actor, target, form, typed)
-    return _edit_save(request, actor, target, form, typed)
+        return _edit_reapply(request, actor, target, form)
+    return _edit_save(request, actor, target, form)
 
 
 def _edit_save(
-    request: HtmxHttpRequest,
-    actor: Actor,
-    target: Target,
-    form: forms.EditForm,
-    typed: dict[str, str],
+    request: HtmxHttpRequest, actor: Actor, target: Target, form: forms.EditForm
 ) -> HttpResponse:
-    data = form.cleaned_data
+    data, typed = form.cleaned_data, form.typed()
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
         done = memory_rewrite(
@@ -156,14 +149,11 @@ def _edit_start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpR
 
 
 def _edit_reapply(
-    request: HtmxHttpRequest,
-    actor: Actor,
-    target: Target,
-    form: forms.EditForm,
-    typed: dict[str, str],
+    request: HtmxHttpRequest, actor: Actor, target: Target, form: forms.EditForm
 ) -> HttpResponse:
     """Start again from what is stored now, with the user's changes applied to it when
     they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
+    typed = form.typed()
     try:
         current = memory_read(actor, target)
     except CoreAPIError as exc:

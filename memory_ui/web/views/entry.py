@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.views.decorators.http import require_http_methods
 
 from memory_ui.coreapi import CoreAPIError, Memory
 from memory_ui.memory.documents import Entry, EntryEditError, parse_document, replace_entry
@@ -27,7 +25,7 @@ from memory_ui.memory.operations import (
 from memory_ui.memory.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
-from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import not_done, saved_notices
@@ -113,10 +111,7 @@ def _index(form: forms.EntryForm) -> int:
     return form.cleaned_data.get("index") or 0
 
 
-@require_http_methods(["GET", "POST"])
-@login_required
-@answers_unlisted(_entry_unlisted)
-@on_memory
+@on_memory(_entry_unlisted)
 def entry_edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """The entry's editor (GET), then a preview or a save."""
     if request.method == "GET":
@@ -131,7 +126,7 @@ def entry_edit(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRe
         )
     if form.cleaned_data["action"] == "preview":
         return _render(request, EntryPage(target, index, **typed))
-    return _save(request, actor, target, form, typed)
+    return _save(request, actor, target, form)
 
 
 def _start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
@@ -155,13 +150,9 @@ def _start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
 
 
 def _save(
-    request: HtmxHttpRequest,
-    actor: Actor,
-    target: Target,
-    form: forms.EntryEditForm,
-    typed: dict[str, str],
+    request: HtmxHttpRequest, actor: Actor, target: Target, form: forms.EntryEditForm
 ) -> HttpResponse:
-    data = form.cleaned_data
+    data, typed = form.cleaned_data, form.typed()
     index = data["index"]
 
     def with_entry_replaced(current: Memory) -> str | None:

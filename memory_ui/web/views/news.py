@@ -18,7 +18,7 @@ from memory_ui.memory.targets import Target, all_targets
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents
-from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.links import target_url
 
@@ -79,10 +79,7 @@ def _seen_unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpRe
     return _nothing_marked(request, unlisted.error)
 
 
-@require_POST
-@login_required
-@answers_unlisted(_seen_unlisted)
-@on_memory
+@on_memory(_seen_unlisted, methods=["POST"])
 def mark_seen(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """One memory seen as the page showed it (`version`). If it changed since, what came
     meanwhile would be marked seen unseen: nothing is recorded and the page says so."""
