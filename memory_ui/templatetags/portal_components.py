@@ -7,6 +7,8 @@
   announced to screen readers (`role="alert"`), with an optional "Try again" link and
   `focus=True` to move focus to it after a change that failed. `message` may be a
   CoreAPIError: its message, and "Sign in again" when the sign-in expired (401).
+- `{% cancel url "edit-progress" "Working…" close_panel=request.htmx %}`: a change form's
+  Cancel link and the indicator its `hx-indicator` names.
 - `{{ target|crumb }}`: a memory's own crumb on its page.
 - `{{ count|counted:"entry" }}`: "1 entry", "3 entries" (the plurals are in `PLURALS`).
 """
@@ -60,6 +62,12 @@ def alert(
         "kind": kind,
         "focus": focus,
     }
+
+
+@register.inclusion_tag("memory_ui/components/cancel.html")
+def cancel(url: str, progress: str, working: str, *, close_panel: bool = False) -> dict[str, Any]:
+    # close_panel: in a change panel opened in place, Cancel closes it (portal.js).
+    return {"url": url, "progress": progress, "working": working, "close_panel": close_panel}
 
 
 @register.filter

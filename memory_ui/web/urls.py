@@ -1,7 +1,9 @@
 """Every route of the portal, in one table. A memory's own pages are named
 `<page>_<scope>` (`memory_agent`, `export_combined`, …): see `memory_ui.web.links`."""
 
-from django.urls import path
+from collections.abc import Callable
+
+from django.urls import URLPattern, path
 
 from memory_ui.web.views import (
     activity,
@@ -27,6 +29,28 @@ from memory_ui.web.views import search as search_views
 agent = "memory/agents/<slug:agent_name>"
 deletion = "support/users/<slug:subject>/requests/<slug:request_id>"
 legacy_store = "memory/legacy/<str:key>"  # a configured store's full name (else 404)
+# Where each memory's pages live: a page's route per scope is this + the page's suffix.
+memory_home = {"user": "memory/user", "agent": agent, "combined": f"{agent}/combined"}
+
+
+def per_memory(
+    page: str, suffix: str, view: Callable, scopes: tuple[str, ...], *, scoped: bool = True
+) -> list[URLPattern]:
+    """One page of a memory, for each of `scopes`: `<page>_<scope>` at that scope's home +
+    `suffix`; `scoped` passes the view `scope=` (views for one scope only go without)."""
+    return [
+        path(
+            memory_home[scope] + suffix,
+            view,
+            {"scope": scope} if scoped else {},
+            name=f"{page}_{scope}",
+        )
+        for scope in scopes
+    ]
+
+
+every_scope = ("user", "agent", "combined")
+one_owner = ("user", "agent")  # a memory of its own: not what an agent sees combined
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
@@ -39,9 +63,7 @@ urlpatterns = [
     path("cards/user", pages.card, {"scope": "user"}, name="card_user"),
     path("cards/agents", pages.cards, name="cards_agents"),
     path("cards/agents/<slug:agent_name>", pages.card, {"scope": "agent"}, name="card_agent"),
-    path("memory/user", pages.show, {"scope": "user"}, name="memory_user"),
-    path(agent, pages.show, {"scope": "agent"}, name="memory_agent"),
-    path(f"{agent}/combined", pages.show, {"scope": "combined"}, name="memory_combined"),
+    *per_memory("memory", "", pages.show, every_scope),
     # changing
     path("memory/edit", edit.edit, name="memory_edit"),
     path("memory/edit/preview", edit.edit_preview, name="memory_edit_preview"),
@@ -53,18 +75,15 @@ urlpatterns = [
     path("memory/items/delete", deletes.delete_list_item, name="memory_delete_item"),
     path("memory/undo", deletes.undo, name="memory_undo"),
     # export and import one memory
-    path("memory/user/export", transfer.export, {"scope": "user"}, name="export_user"),
-    path(f"{agent}/export", transfer.export, {"scope": "agent"}, name="export_agent"),
-    path(
-        f"{agent}/combined/export", transfer.export, {"scope": "combined"}, name="export_combined"
-    ),
+    *per_memory("export", "/export", transfer.export, every_scope),
     path("export/everything", transfer.export_everything, name="export_everything"),
-    path("memory/user/import", transfer.import_form, name="import_user"),
-    path("memory/user/import/preview", transfer.import_preview, name="import_preview_user"),
-    path("memory/user/import/confirm", transfer.import_confirm, name="import_confirm_user"),
-    path(f"{agent}/import", transfer.import_form, name="import_agent"),
-    path(f"{agent}/import/preview", transfer.import_preview, name="import_preview_agent"),
-    path(f"{agent}/import/confirm", transfer.import_confirm, name="import_confirm_agent"),
+    *per_memory("import", "/import", transfer.import_form, one_owner, scoped=False),
+    *per_memory(
+        "import_preview", "/import/preview", transfer.import_preview, one_owner, scoped=False
+    ),
+    *per_memory(
+        "import_confirm", "/import/confirm", transfer.import_confirm, one_owner, scoped=False
+    ),
     # restore an "Export everything" zip
     path("import", restore.import_home, name="import_home"),
     path("import/archive", restore.import_archive, name="import_archive"),
