@@ -4,21 +4,13 @@ for files of a reasonable size, like CoreAPI's Undo (`stores.undo`)."""
 
 from __future__ import annotations
 
-import secrets
-import time
-from typing import Any
-
 from django.contrib.sessions.backends.base import SessionBase
 
 from memory_ui.memory.backends import Item
+from memory_ui.web.stores.kept import drop, keep, kept
 from memory_ui.web.stores.undo import UNDO_MAX_BYTES, UNDO_MAX_RECORDS, UNDO_SECONDS
 
 SESSION_KEY = "legacy_undo"
-
-
-def _records(session: SessionBase) -> dict[str, dict[str, Any]]:
-    now = time.time()
-    return {t: r for t, r in session.get(SESSION_KEY, {}).items() if r["expires"] > now}
 
 
 def legacy_undo_remember(session: SessionBase, store_key: str, item: Item) -> str | None:
@@ -26,26 +18,14 @@ def legacy_undo_remember(session: SessionBase, store_key: str, item: Item) -> st
     text = item.text or ""
     if len(text.encode()) > UNDO_MAX_BYTES:
         return None
-    records = _records(session)
-    newest = sorted(records.items(), key=lambda r: r[1]["expires"])[-(UNDO_MAX_RECORDS - 1) :]
-    token = secrets.token_urlsafe(16)
-    session[SESSION_KEY] = {
-        **dict(newest),
-        token: {
-            "store": store_key,
-            "path": item.key,
-            "description": item.description,
-            "text": text,
-            "expires": time.time() + UNDO_SECONDS,
-        },
-    }
-    return token
+    record = {"store": store_key, "path": item.key, "description": item.description, "text": text}
+    return keep(session, SESSION_KEY, record, most=UNDO_MAX_RECORDS, seconds=UNDO_SECONDS)
 
 
 def legacy_undo_take(session: SessionBase, token: str, store_key: str) -> Item | None:
     """The file behind `token` if it is still kept and from `store_key`; it stays kept
     until `legacy_undo_forget` (a failed Undo can be tried again)."""
-    raw = _records(session).get(token)
+    raw = kept(session, SESSION_KEY).get(token)
     if raw is None or raw["store"] != store_key:
         return None
     return Item(key=raw["path"], description=raw["description"], updated=None, text=raw["text"])
@@ -57,6 +37,4 @@ def legacy_undo_label(session: SessionBase, token: str, store_key: str) -> str:
 
 
 def legacy_undo_forget(session: SessionBase, token: str) -> None:
-    records = _records(session)
-    records.pop(token, None)
-    session[SESSION_KEY] = records
+    drop(session, SESSION_KEY, token)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
-import time
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
 
 from memory_ui.coreapi import Memory
 from memory_ui.memory.operations import Version
 from memory_ui.memory.targets import Target
+from memory_ui.web.stores.kept import drop, keep, kept
 
 # --- Undo: the whole document as it was before a delete, in the session; briefly, for a
 # few deletes at a time, and only for documents of a reasonable size.
@@ -31,12 +29,6 @@ class UndoRecord:
     label: str = ""  # a few words naming it: "Deleted “Upcoming trip”. Undo"
 
 
-def _undo_records(session: SessionBase) -> dict[str, dict[str, Any]]:
-    now = time.time()
-    records = session.get(UNDO_SESSION_KEY, {})
-    return {token: r for token, r in records.items() if r["expires"] > now}
-
-
 def undo_remember(
     session: SessionBase,
     target: Target,
@@ -48,26 +40,19 @@ def undo_remember(
     """Keep what Undo needs; the token for its form, or None when the document is too big."""
     if len(before.encode()) > UNDO_MAX_BYTES:
         return None
-    records = _undo_records(session)
-    newest = sorted(records.items(), key=lambda item: item[1]["expires"])[-(UNDO_MAX_RECORDS - 1) :]
-    token = secrets.token_urlsafe(16)
-    session[UNDO_SESSION_KEY] = {
-        **dict(newest),
-        token: {
-            "target": target.key,
-            "before": before,
-            "after": Version.of(after).token(),
-            "removed": removed,
-            "label": label,
-            "expires": time.time() + UNDO_SECONDS,
-        },
+    record = {
+        "target": target.key,
+        "before": before,
+        "after": Version.of(after).token(),
+        "removed": removed,
+        "label": label,
     }
-    return token
+    return keep(session, UNDO_SESSION_KEY, record, most=UNDO_MAX_RECORDS, seconds=UNDO_SECONDS)
 
 
 def undo_record(session: SessionBase, token: str, target: Target) -> UndoRecord | None:
     """The record behind `token`, if it is still there and about `target`."""
-    raw = _undo_records(session).get(token)
+    raw = kept(session, UNDO_SESSION_KEY).get(token)
     if raw is None or raw["target"] != target.key:
         return None
     after = Version.parse(raw["after"])
@@ -75,14 +60,12 @@ def undo_record(session: SessionBase, token: str, target: Target) -> UndoRecord 
 
 
 def undo_forget(session: SessionBase, token: str) -> None:
-    records = _undo_records(session)
-    records.pop(token, None)
-    session[UNDO_SESSION_KEY] = records
+    drop(session, UNDO_SESSION_KEY, token)
 
 
 def undo_forget_target(session: SessionBase, target: Target) -> None:
     """A cleared memory keeps no copies for Undo: clearing means it is gone."""
-    records = _undo_records(session)
+    records = kept(session, UNDO_SESSION_KEY)
     session[UNDO_SESSION_KEY] = {
         token: r for token, r in records.items() if r["target"] != target.key
     }
