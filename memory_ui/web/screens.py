@@ -1,8 +1,9 @@
 """What several screens show alike, so no view module imports another: why a change
-failed (`not_done`), what a save did (`saved_notices`), a memory's page after a change as on a visit (`memory_context`,
-`memory_page`, `page_now`, `changed`, `action_failed`), the answer when the user's agents
-could not be listed (`agents_unavailable`), and the page for a CoreAPI failure before a
-form could be built (`failure_page`)."""
+failed (`not_done`), what a save did (`saved_notices`), a memory's page after a change as
+on a visit (`memory_context`, `memory_page`, `page_now`, `changed`, `action_failed`), the
+answer when the user's agents could not be listed (`agents_unavailable`), every memory of
+the user (`every_memory`), and the page for a CoreAPI failure before a form could be built
+(`failure_page`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.operations import Loaded, Rewritten, memory_load
-from memory_ui.memory.targets import Target
+from memory_ui.memory.operations import Loaded, Rewritten, memory_load, memory_load_many
+from memory_ui.memory.targets import Target, all_targets
 from memory_ui.visits import marked_new, visit_of
-from memory_ui.web.access import signed_in, user_actor
+from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import SearchForm, ViewForm
 from memory_ui.web.htmx import (
@@ -173,6 +174,12 @@ def agents_unavailable(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Ht
         {"error": error, "title": "Your memory", "scope": form.data.get("scope")},
         status=error.portal_status,
     )
+
+
+def every_memory(request: HtmxHttpRequest) -> list[Loaded]:
+    """Every memory of the user (their own and each agent's they can read), read with one
+    fan-out; CoreAPIError when their agents could not be listed."""
+    return memory_load_many(user_actor(request), all_targets(user_agents(request)))
 
 
 def page_now(

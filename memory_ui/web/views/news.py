@@ -21,6 +21,7 @@ from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.links import target_url
+from memory_ui.web.screens import every_memory
 
 FIRST_LINE = 120  # characters of an entry's first line shown on What's new
 
@@ -46,10 +47,9 @@ class WhatsNewPage:
 
 def _page(request: HtmxHttpRequest) -> WhatsNewPage:
     try:
-        targets = all_targets(user_agents(request))
+        loaded = every_memory(request)
     except CoreAPIError as exc:
         return WhatsNewPage(error=exc)
-    loaded = memory_load_many(user_actor(request), targets)
     visits = visits_of(signed_in(request).oid)
     page = WhatsNewPage(
         failed=[one for one in loaded if one.error is not None],

@@ -11,7 +11,7 @@ goes through the memory page's own delete forms (POST /memory/entries/delete or
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -21,12 +21,11 @@ from django.views.decorators.http import require_GET
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.flag_counts import flag_count
-from memory_ui.memory.operations import Loaded, memory_load_many
+from memory_ui.memory.operations import Loaded
 from memory_ui.memory.sensitive import Scan, sensitive_scan
-from memory_ui.memory.targets import all_targets
-from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.screens import every_memory
 
 
 @dataclass(frozen=True)
@@ -43,45 +42,58 @@ class Reviewed:
         return len(self.scan.flagged) if self.scan else 0
 
 
-def _review(request: HtmxHttpRequest) -> list[Reviewed]:
-    """Every memory of the user, scanned. Raises CoreAPIError when the agents can't be
-    listed."""
-    targets = all_targets(user_agents(request))
+@dataclass(frozen=True)
+class Review:
+    """What the review shows: each memory of the user and what was flagged in it, or why
+    their memories could not be listed (`error`)."""
+
+    reviewed: list[Reviewed] = field(default_factory=list)
+    error: CoreAPIError | None = None
+
+    @property
+    def flagged_total(self) -> int:
+        return sum(r.flagged_count for r in self.reviewed)
+
+    @property
+    def unread(self) -> list[Reviewed]:
+        return [r for r in self.reviewed if r.loaded.error]
+
+    @property
+    def partial(self) -> list[Reviewed]:
+        return [r for r in self.reviewed if r.scan and not r.scan.complete]
+
+    @property
+    def status(self) -> int:
+        return self.error.portal_status if self.error else 200
+
+
+def _review(request: HtmxHttpRequest) -> Review:
+    """Every memory of the user, scanned."""
+    try:
+        loaded = every_memory(request)
+    except CoreAPIError as exc:
+        return Review(error=exc)
     region = settings.PORTAL_PHONE_REGION
-    return [
-        Reviewed(
-            loaded,
-            sensitive_scan(loaded.document, phone_region=region) if loaded.document else None,
-            target_url(loaded.target),
-        )
-        for loaded in memory_load_many(user_actor(request), targets)
-    ]
-
-
-def _summary(reviewed: list[Reviewed]) -> dict[str, object]:
-    return {
-        "reviewed": reviewed,
-        "flagged_total": sum(r.flagged_count for r in reviewed),
-        "unread": [r for r in reviewed if r.loaded.error],
-        "partial": [r for r in reviewed if r.scan and not r.scan.complete],
-    }
+    return Review(
+        [
+            Reviewed(
+                one,
+                sensitive_scan(one.document, phone_region=region) if one.document else None,
+                target_url(one.target),
+            )
+            for one in loaded
+        ]
+    )
 
 
 @require_GET
 @login_required
 def review(request: HtmxHttpRequest) -> HttpResponse:
     """Flagged entries across all the user's memories, grouped by memory."""
-    try:
-        context = _summary(_review(request))
-    except CoreAPIError as exc:
-        return render_page(
-            request,
-            "memory_ui/sensitive.html",
-            "review",
-            {"load_error": exc},
-            status=exc.portal_status,
-        )
-    return render_page(request, "memory_ui/sensitive.html", "review", context)
+    page = _review(request)
+    return render_page(
+        request, "memory_ui/sensitive.html", "review", {"review": page}, status=page.status
+    )
 
 
 @require_GET
@@ -91,7 +103,7 @@ def notice(request: HtmxHttpRequest) -> HttpResponse:
     if not request.htmx:
         return redirect("sensitive_review")
     try:
-        loaded = memory_load_many(user_actor(request), all_targets(user_agents(request)))
+        loaded = every_memory(request)
     except CoreAPIError as exc:
         return render_fragment(request, "memory_ui/sensitive.html#notice", {"load_error": exc})
     region = settings.PORTAL_PHONE_REGION
