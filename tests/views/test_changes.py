@@ -826,3 +826,20 @@ def test_a_note_cannot_forge_a_provenance_line(alice: Client, fake: FakeCoreAPI)
     )
     html = body(alice.get("/memory/user"))
     assert "<code>op-forged</code>" not in html and "<code>s-forged</code>" not in html
+
+
+def test_the_editor_textarea_comes_from_the_form(alice: Client, fake: FakeCoreAPI):
+    html = body(alice.get("/memory/edit", USER))
+    assert '<label for="edit-content">Markdown</label>' in html
+    textbox = re.search(r"<textarea [^>]*>", html)[0]
+    assert 'id="edit-content"' in textbox and 'aria-describedby="edit-content-help"' in textbox
+    assert 'hx-post="/memory/edit/preview"' in textbox and "aria-invalid" not in textbox
+    assert '<small id="edit-content-help">Leave it empty to clear this memory.' in html
+    too_big = "x" * (2 * 1024 * 1024 + 1)
+    refused = alice.post("/memory/edit", {**edit_fields(alice, USER), "content": too_big})
+    textbox = re.search(r"<textarea [^>]*>", body(refused))[0]
+    assert refused.status_code == 400 and 'aria-invalid="true"' in textbox
+    assert 'aria-describedby="edit-content-help edit-content-error"' in textbox
+    assert '<small id="edit-content-error" class="field-error">This is 2,097,153 bytes' in body(
+        refused
+    )

@@ -195,3 +195,24 @@ def test_an_entry_without_provenance_cannot_gain_one(alice: Client, fake: FakeCo
     html = body(alice.get(response["Location"]))
     assert "<code>op-forged</code>" not in html and "<code>s-forged</code>" not in html
     assert "&gt; operation: op-forged · session: s-forged" in html  # shown as its text
+
+
+def test_the_fields_come_from_the_form_with_their_limits_and_errors(alice: Client, fake):
+    html = body(alice.get("/memory/entries/edit", {**TRAVEL, "index": 0}))
+    assert '<label for="entry-reason-0">Because' in html
+    assert re.search(
+        r'<input type="text" name="reason"[^>]* maxlength="200"[^>]* id="entry-reason-0"', html
+    )
+    textbox = re.search(r"<textarea [^>]*>", html)[0]
+    assert 'id="entry-content-0"' in textbox and "autofocus" in textbox
+    assert 'aria-describedby="entry-content-0-help"' in textbox
+    assert '<small id="entry-content-0-help">Markdown. Only this entry changes' in html
+    # A reason over the limit: said beside the field, the focus on the alert, nothing saved.
+    refused = alice.post("/memory/entries/edit", {**editor(alice, TRAVEL, 0), "reason": "r" * 201})
+    html = body(refused)
+    assert refused.status_code == 400 and fake.writes() == []
+    reason = re.search(r'<input type="text" name="reason"[^>]*>', html)[0]
+    assert 'aria-invalid="true"' in reason and 'aria-describedby="entry-reason-0-error"' in reason
+    assert f'value="{"r" * 201}"' in reason
+    assert '<small id="entry-reason-0-error" class="field-error">' in html
+    assert "autofocus" not in re.search(r"<textarea [^>]*>", html)[0]

@@ -58,7 +58,9 @@ class EditPage:
         # The template reads the fields by name; the preview starts as the draft, and the
         # textarea shows the form as posted (with its errors) or else the draft.
         fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
-        form = self.form or forms.EditForm(initial={"content": self.draft})
+        form = (
+            self.form if self.form is not None else forms.EditForm(initial={"content": self.draft})
+        )
         return {
             **fields,
             "form": form,

@@ -1,0 +1,51 @@
+"""A memory page's entry cards (`web.parts.parts_html`): each card's HTML is kept with the
+document version under exactly what part.html is given (the part, how the page shows it,
+whether it is new) and the minute, so a card shown another way is another card."""
+
+from __future__ import annotations
+
+import time
+
+from memory_ui.memory.paging import Prepared
+from memory_ui.web.parts import PartView, parts_html
+from tests.shapes import structured
+
+HOME = "/memory/user"
+
+
+def first_card(prepared: Prepared, view: PartView, new: frozenset[int] = frozenset()):
+    return parts_html(prepared, prepared.page(1), view, new)[0]
+
+
+def test_a_card_is_rendered_once_for_the_same_inputs():
+    prepared = Prepared(structured(4_000))
+    first = first_card(prepared, PartView(deletable=False, memory_url=HOME))
+    again = first_card(prepared, PartView(deletable=False, memory_url=HOME))
+    assert again.html is first.html
+    assert "Reason" in first.html and first.dom_id == f"entry-{first.entry.index}"
+
+
+def test_each_input_of_the_card_is_part_of_its_key():
+    prepared = Prepared(structured(4_000))
+    plain = first_card(prepared, PartView(deletable=False, memory_url=HOME))
+    index = plain.entry.index
+    deletable = first_card(prepared, PartView(deletable=True, memory_url=HOME))
+    editable = first_card(prepared, PartView(False, HOME, edit_url="/memory/entries/edit?x=1"))
+    linked = first_card(prepared, PartView(deletable=False, memory_url=HOME, linked=True))
+    new = first_card(prepared, PartView(deletable=False, memory_url=HOME), frozenset({index}))
+    assert "entry-delete" in deletable.html and "entry-delete" not in plain.html
+    assert "entry-edit" in editable.html and "entry-edit" not in plain.html
+    assert "Where it lives" in linked.html and "Where it lives" not in plain.html
+    assert "New</strong>" in new.html and "New</strong>" not in plain.html
+    # Another entry marked new leaves this card as it was.
+    other = first_card(prepared, PartView(deletable=False, memory_url=HOME), frozenset({index + 1}))
+    assert other.html is plain.html
+
+
+def test_a_card_is_rendered_again_when_its_minute_changes(monkeypatch):
+    prepared = Prepared(structured(4_000))
+    shown = PartView(deletable=False, memory_url=HOME)
+    first = first_card(prepared, shown)
+    later = time.time() + 60
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert first_card(prepared, shown).html is not first.html
