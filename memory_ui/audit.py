@@ -59,11 +59,17 @@ def audit_record(
     source: str = AuditEvent.Source.COREAPI,
     agent_name: str = "",
     store: str = "",
+    destination_scope: str = "",
+    destination_agent: Agent | None = None,
+    destination_after: str | None = None,
 ) -> AuditEvent:
     """Write one event for what `who` did. Call it whether the CoreAPI call worked or not
     (pass `error`); `subject_upn` is the user whose memory it was, when not `who`. A legacy
-    store event (`source`) names the store's agent (`agent_name`) and the store (`store`)."""
+    store event (`source`) names the store's agent (`agent_name`) and the store (`store`). An
+    entry moved or copied names the memory it went to (`destination_*`, and its document
+    after, when written)."""
     before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
+    destination_print = Fingerprint.of(destination_after)
     event = AuditEvent(
         actor_upn=who.upn,
         actor_oid=who.oid,
@@ -84,6 +90,11 @@ def audit_record(
         bytes_after=after_print.size if after_print else None,
         sha256_after=after_print.sha256 if after_print else "",
         correlation_id=(correlation_id or getattr(error, "correlation_id", ""))[:128],
+        destination_scope=destination_scope,
+        destination_agent_name=destination_agent.name if destination_agent else "",
+        destination_agent_object_id=destination_agent.object_id if destination_agent else "",
+        destination_bytes_after=destination_print.size if destination_print else None,
+        destination_sha256_after=destination_print.sha256 if destination_print else "",
     )
     event.save()
     logger.info(

@@ -28,6 +28,8 @@ class AuditEvent(models.Model):
         IMPORT = "import", "Imported"
         CLEAR = "clear", "Cleared"
         MOVE = "move", "Moved into CoreAPI"
+        MOVE_ENTRY = "move-entry", "Moved an entry"
+        COPY_ENTRY = "copy-entry", "Copied an entry"
         ERASE = "erase", "Erased (deletion request)"
 
     class Outcome(models.TextChoices):
@@ -60,6 +62,13 @@ class AuditEvent(models.Model):
     bytes_after = models.PositiveIntegerField(null=True, blank=True)
     sha256_after = models.CharField(max_length=64, blank=True)
     correlation_id = models.CharField(max_length=128, blank=True)
+    # An entry moved or copied (issue 22): one event, two memories. scope/agent_* above name
+    # where it came from (before/after: that document), these where it went.
+    destination_scope = models.CharField(max_length=16, blank=True)
+    destination_agent_name = models.CharField(max_length=200, blank=True)
+    destination_agent_object_id = models.CharField(max_length=400, blank=True)
+    destination_bytes_after = models.PositiveIntegerField(null=True, blank=True)
+    destination_sha256_after = models.CharField(max_length=64, blank=True)
 
     objects = AuditEventQuerySet.as_manager()
 

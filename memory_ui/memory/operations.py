@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -186,7 +187,23 @@ def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return list(pool.map(lambda ctx, item: ctx.run(step, item), contexts, items))
 
 
+# A step of several writes recorded as one event by its caller (moving an entry: moves.py):
+# the writes made inside `one_event()` record none of their own.
+_ONE_EVENT: contextvars.ContextVar[bool] = contextvars.ContextVar("one_event", default=False)
+
+
+@contextmanager
+def one_event() -> Iterator[None]:
+    token = _ONE_EVENT.set(True)
+    try:
+        yield
+    finally:
+        _ONE_EVENT.reset(token)
+
+
 def audit_step(actor: Actor, action: str, target: Target, **fields: object) -> None:
+    if _ONE_EVENT.get():
+        return
     audit_record(
         actor.who,
         action,

@@ -38,6 +38,7 @@ class PartView:
     memory_url: str
     edit_url: str = ""
     linked: bool = False
+    move_url: str = ""  # "Move or copy" (moves.py) with the memory's query, or ""
 
     @property
     def editable(self) -> bool:

@@ -113,12 +113,13 @@ def memory_context(
                     first_url=target_url(target),
                 )
             deletable = target.scope != "combined" and loaded.rewritable
-            # Single entries can be edited, deleted and ticked for /memory/select's preview.
+            # Single entries can be edited, moved, deleted and ticked for /memory/select's preview.
             selectable = deletable and prepared.document.structured
-            edit_url = ""
+            edit_url = move_url = ""
             if selectable:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
-            shown = PartView(deletable, target_url(target), edit_url)
+                move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
+            shown = PartView(deletable, target_url(target), edit_url, move_url=move_url)
             context["cards"] = parts_html(prepared, page, shown, new)
             context["selectable"] = selectable
             context["search_choice"] = SearchForm.choice(target)

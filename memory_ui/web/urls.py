@@ -15,6 +15,7 @@ from memory_ui.web.views import (
     legacy,
     legacy_changes,
     legacy_move,
+    moves,
     news,
     pages,
     restore,
@@ -74,6 +75,10 @@ urlpatterns = [
     path("memory/entries/delete", deletes.delete_entry, name="memory_delete_entry"),
     path("memory/items/delete", deletes.delete_list_item, name="memory_delete_item"),
     path("memory/undo", deletes.undo, name="memory_undo"),
+    path("memory/entries/move", moves.move, name="memory_entry_move"),
+    path("memory/entries/move/confirm", moves.confirm, name="memory_entry_move_confirm"),
+    path("memory/entries/move/retry", moves.retry, name="memory_entry_move_retry"),
+    path("memory/entries/move/undo", moves.undo, name="memory_entry_move_undo"),
     # export and import one memory
     *per_memory("export", "/export", transfer.export, every_scope),
     path("export/everything", transfer.export_everything, name="export_everything"),

@@ -139,11 +139,16 @@
   // An entry's editor opened in place (its Edit link swaps it in): the entry as it was, by
   // id, to put back on Escape or Cancel. Not after the memory changed meanwhile (the editor
   // then shows a warning): the entry kept here would be out of date.
+  // "Move or copy" opens its panel the same way; focus returns to the link that opened it.
   var entriesBeforeEdit = {};
+  var openedWith = {};
   document.body.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
-    var entry = source.matches && source.matches("a.entry-edit") && source.closest("li.entry");
-    if (entry) entriesBeforeEdit[entry.id] = entry.cloneNode(true);
+    var opener = source.matches && source.matches("a.entry-edit, a.entry-move") ? source : null;
+    var entry = opener && opener.closest("li.entry");
+    if (!entry) return;
+    entriesBeforeEdit[entry.id] = entry.cloneNode(true);
+    openedWith[entry.id] = opener.classList.contains("entry-move") ? "a.entry-move" : "a.entry-edit";
   });
   document.body.addEventListener("htmx:afterSwap", function () {
     document.querySelectorAll("li.entry-editing").forEach(function (editor) {
@@ -163,7 +168,7 @@
     delete entriesBeforeEdit[editor.id];
     editor.replaceWith(entry);
     if (window.htmx) window.htmx.process(entry);
-    focusOn(entry.querySelector("a.entry-edit") || entry);
+    focusOn(entry.querySelector(openedWith[editor.id] || "a.entry-edit") || entry);
     return true;
   }
 

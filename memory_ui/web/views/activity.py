@@ -40,7 +40,8 @@ CSV_FIELDS = (
     "created_at", "actor_upn", "actor_oid", "actor_is_support", "subject_upn", "action",
     "scope", "agent_name", "agent_object_id", "reason", "ticket", "outcome", "error_status",
     "error_message", "bytes_before", "sha256_before", "bytes_after", "sha256_after",
-    "correlation_id", "source",
+    "correlation_id", "source", "destination_scope", "destination_agent_name",
+    "destination_agent_object_id", "destination_bytes_after", "destination_sha256_after",
 )  # fmt: skip
 
 
@@ -52,6 +53,7 @@ class EventRow:
     event: AuditEvent
     target: Target | None
     url: str = ""
+    destination: Target | None = None  # where an entry went (moved or copied)
 
     @property
     def memory(self) -> str:
@@ -60,6 +62,14 @@ class EventRow:
             store = self.event.agent_object_id or "every store"
             return f"{AuditEvent.Source.LEGACY.label}: {store}"
         return self.target.label if self.target else "—"
+
+    @property
+    def what(self) -> str:
+        """The action, and for an entry moved or copied, from where to where."""
+        done = self.event.get_action_display()
+        if self.destination is None:
+            return done
+        return f"{done} from {self.memory} to {self.destination.label}"
 
 
 def event_target(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
@@ -71,6 +81,17 @@ def event_target(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
             event.agent_name, event.agent_object_id, event.agent_name
         )
         return Target(event.scope, agent)
+    return None
+
+
+def event_destination(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
+    """Where an entry moved or copied went (None for every other event)."""
+    if event.destination_scope == "user":
+        return Target("user")
+    if event.destination_scope == "agent" and event.destination_agent_name:
+        name = event.destination_agent_name
+        agent = agents.get(name) or Agent(name, event.destination_agent_object_id, name)
+        return Target("agent", agent)
     return None
 
 
@@ -143,7 +164,8 @@ def activity(request: HtmxHttpRequest) -> HttpResponse:
     for event in page.object_list:
         target = event_target(event, names)
         linked = target is not None and (target.agent is None or target.agent_name in (own or {}))
-        rows.append(EventRow(event, target, target_url(target) if linked and target else ""))
+        url = target_url(target) if linked and target else ""
+        rows.append(EventRow(event, target, url, event_destination(event, names)))
     context = {
         "form": form,
         "page": page,
@@ -263,6 +285,9 @@ def _audit_page(
 ) -> HttpResponse:
     page = Paginator(events, 50).get_page(request.GET.get("page"))
     names = _known_agents()
-    rows = [EventRow(event, event_target(event, names)) for event in page.object_list]
+    rows = [
+        EventRow(event, event_target(event, names), destination=event_destination(event, names))
+        for event in page.object_list
+    ]
     context = {"form": form, "page": page, "rows": rows, "query": _page_query(request)}
     return render_page(request, "memory_ui/support/audit.html", "events", context, status=status)

@@ -1,0 +1,267 @@
+"""Move or copy one entry to another of the person's memories (issue 22): choose where to
+and how, see a preview (the entry as it will land, in which memory, what stays behind),
+confirm once, undo once.
+
+Each step is a plain GET or POST form, so it all works without JavaScript; with htmx the
+panel takes the entry's place on its memory page (as the entry editor does). Destinations
+are only the user's own memories (`all_targets` of their agent list). The domain steps and
+their version checks are in `memory_ui.memory.moves`; Undo is the batch delete's
+(`stores.batch_undo`), one token for both memories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_ui.coreapi import CoreAPIError
+from memory_ui.memory.batch import Restored, batch_restore
+from memory_ui.memory.documents import Entry, EntryEditError, parse_document
+from memory_ui.memory.moves import (
+    DestinationChanged,
+    EntryGone,
+    Mode,
+    MoveDone,
+    MovePlan,
+    SourceChanged,
+    entry_move,
+    entry_remove_moved,
+    move_preview,
+)
+from memory_ui.memory.operations import memory_read
+from memory_ui.memory.targets import Target, all_targets
+from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
+from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.forms import first_error
+from memory_ui.web.forms.moves import MoveChoiceForm, MoveConfirmForm, MoveRetryForm
+from memory_ui.web.htmx import HtmxHttpRequest, render_page
+from memory_ui.web.links import target_query
+from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
+from memory_ui.web.stores.claims import submission_claim, submission_release
+from memory_ui.web.views.entry import entry_url
+
+TEMPLATE = "memory_ui/move.html"
+
+
+@dataclass
+class MoveScreen:
+    """What move.html shows for entry `index` of `source`: the chooser (`choices`), the
+    `plan` to confirm, what was `done`, what Undo `restored`, or why not (`error`, with
+    `missing` when the entry is not there)."""
+
+    source: Target
+    index: int
+    entry: Entry | None = None
+    choices: list[Target] = field(default_factory=list)
+    to: str = ""
+    mode: str = Mode.MOVE.value
+    plan: MovePlan | None = None
+    done: MoveDone | None = None
+    undo_token: str | None = None
+    restored: list[Restored] = field(default_factory=list)
+    error: CoreAPIError | str = ""
+    missing: bool = False
+    retry_version: str = ""  # the source as the preview read it, to finish a move later
+
+    def context(self) -> dict[str, object]:
+        values = {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
+        query = {**target_query(self.source), "index": self.index}
+        return {
+            **values,
+            "target": self.source,
+            "number": self.index + 1,
+            "back_url": entry_url(self.source, self.index),
+            "move_url": f"{reverse('memory_entry_move')}?{urlencode(query)}",
+            "change_url": f"{reverse('memory_entry_move')}?"
+            + urlencode({**query, "to": self.to, "mode": self.mode}),
+        }
+
+
+def _render(request: HtmxHttpRequest, screen: MoveScreen, status: int = 200) -> HttpResponse:
+    return render_page(request, TEMPLATE, "move_panel", screen.context(), status)
+
+
+def _unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
+    """Without the agent list nothing can be chosen or moved: say why, on the panel."""
+    form = unlisted.form
+    index = form.cleaned_data.get("index") or 0
+    screen = MoveScreen(as_named(form), index, error=unlisted.error)
+    return _render(request, screen, unlisted.error.portal_status)
+
+
+def _destinations(request: HtmxHttpRequest, source: Target) -> dict[str, Target]:
+    """Every memory of the user's own but `source`, by key."""
+    return {t.key: t for t in all_targets(user_agents(request)) if t.key != source.key}
+
+
+@require_GET
+@login_required
+@answers_unlisted(_unlisted)
+def move(request: HtmxHttpRequest) -> HttpResponse:
+    """The chooser (where to, move or copy), or with `to` and `mode` the preview."""
+    form = MoveChoiceForm(request.GET)
+    source = form_target(request, form)
+    index = form.cleaned_data.get("index") or 0
+    if form.errors:
+        return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
+    choices = _destinations(request, source)
+    data = form.cleaned_data
+    screen = MoveScreen(source, index, choices=list(choices.values()), to=data["to"])
+    screen.mode = data["mode"] or Mode.MOVE.value
+    actor = user_actor(request)
+    try:
+        if form.chosen:
+            if data["to"] not in choices:
+                raise Http404("No memory of yours has that name.")
+            screen.plan = move_preview(
+                actor, source, index, choices[data["to"]], Mode(data["mode"])
+            )
+            screen.entry = screen.plan.entry
+        else:
+            entries = parse_document(memory_read(actor, source).content_markdown).entries
+            if not 0 <= index < len(entries):
+                raise EntryGone
+            screen.entry = entries[index]
+    except EntryGone:
+        return _render(request, MoveScreen(source, index, missing=True), 404)
+    except EntryEditError as exc:
+        screen.error = str(exc)
+        return _render(request, screen, 400)
+    except CoreAPIError as exc:
+        screen.error = exc
+        return _render(request, screen, exc.portal_status)
+    return _render(request, screen)
+
+
+@require_POST
+@login_required
+@answers_unlisted(_unlisted)
+def confirm(request: HtmxHttpRequest) -> HttpResponse:
+    """Move or copy as the preview showed it: both memories checked against the versions
+    it read; each confirmation works once (its submission key)."""
+    form = MoveConfirmForm(request.POST)
+    source = form_target(request, form)
+    index = form.cleaned_data.get("index") or 0
+    if form.errors:
+        return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
+    data = form.cleaned_data
+    choices = _destinations(request, source)
+    if data["to"] not in choices:
+        raise Http404("No memory of yours has that name.")
+    destination, mode = choices[data["to"]], Mode(data["mode"])
+    screen = MoveScreen(source, index, to=data["to"], mode=mode.value)
+    screen.retry_version = data["version"].token()
+    owner = signed_in(request).oid
+    if not submission_claim(owner, data["submission"]):
+        screen.error = "This confirmation was already sent; nothing more was done."
+        return _render(request, screen, 409)
+    try:
+        done = entry_move(
+            user_actor(request),
+            source,
+            index,
+            data["version"],
+            destination,
+            data["to_version"],
+            mode,
+        )
+    except (SourceChanged, DestinationChanged, EntryGone, EntryEditError) as exc:
+        submission_release(owner, data["submission"])
+        screen.error = _refused(exc, source, destination)
+        return _render(request, screen, 400 if isinstance(exc, EntryEditError) else 409)
+    except CoreAPIError as exc:
+        if not exc.outcome_unknown:
+            submission_release(owner, data["submission"])
+        screen.error = exc
+        return _render(request, screen, exc.portal_status)
+    return _finished(request, screen, done)
+
+
+def _refused(exc: Exception, source: Target, destination: Target) -> str:
+    """Why nothing was written, and what to do."""
+    if isinstance(exc, SourceChanged):
+        return f"{source.label} changed since the preview, so nothing was done. Look again."
+    if isinstance(exc, DestinationChanged):
+        return f"{destination.label} changed since the preview, so nothing was done. Look again."
+    if isinstance(exc, EntryGone):
+        return "That entry is not there any more (the memory changed). Nothing was done."
+    return f"Nothing was done. {exc}"
+
+
+def _finished(request: HtmxHttpRequest, screen: MoveScreen, done: MoveDone) -> HttpResponse:
+    """The outcome, with one Undo for every memory it changed."""
+    screen.done = done
+    screen.undo_token = batch_undo_remember(request.session, done.undo_records())
+    status = 200
+    if done.removal_error is not None:
+        status = done.removal_error.portal_status
+    elif done.removal_changed:
+        status = 409
+    return _render(request, screen, status)
+
+
+@require_POST
+@login_required
+@answers_unlisted(_unlisted)
+def retry(request: HtmxHttpRequest) -> HttpResponse:
+    """Finish a move that left the entry in both memories: remove it from the source, once
+    it is found where it went."""
+    form = MoveRetryForm(request.POST)
+    source = form_target(request, form)
+    index = form.cleaned_data.get("index") or 0
+    if form.errors:
+        return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
+    data = form.cleaned_data
+    choices = _destinations(request, source)
+    if data["to"] not in choices:
+        raise Http404("No memory of yours has that name.")
+    destination = choices[data["to"]]
+    screen = MoveScreen(source, index, to=data["to"], retry_version=data["version"].token())
+    try:
+        done = entry_remove_moved(user_actor(request), source, index, data["version"], destination)
+    except SourceChanged:
+        screen.error = (
+            f"{source.label} changed since the move, so the entry was not removed from it: "
+            f"it is still in both. Delete it from {source.label} if you want."
+        )
+        return _render(request, screen, 409)
+    except EntryGone:
+        screen.error = (
+            f"The entry is not in both memories any more (it is not in {destination.label}, "
+            f"or not in {source.label}), so nothing was removed."
+        )
+        return _render(request, screen, 409)
+    except CoreAPIError as exc:
+        screen.error = exc
+        return _render(request, screen, exc.portal_status)
+    return _finished(request, screen, done)
+
+
+@require_POST
+@login_required
+@answers_unlisted(_unlisted)
+def undo(request: HtmxHttpRequest) -> HttpResponse:
+    """One Undo for the move: each memory back as it was, if nothing changed it since."""
+    form = MoveChoiceForm(request.POST)
+    source = form_target(request, form)
+    index = form.cleaned_data.get("index") or 0
+    screen = MoveScreen(source, index)
+    targets = {t.key: t for t in all_targets(user_agents(request))}
+    records = batch_undo_take(request.session, request.POST.get("token", ""))
+    if records is None:
+        screen.error = "Undo is no longer available; nothing was changed."
+        return _render(request, screen, 410)
+    actor = user_actor(request)
+    screen.restored = [
+        batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)
+        for r in records
+        if r.target_key in targets
+    ]
+    status = 200 if all(r.done for r in screen.restored) else 409
+    return _render(request, screen, status)
