@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -140,11 +140,13 @@ def _activity_filtered(
     if not form.is_valid():
         return events.none()
     memory, action = form.cleaned_data["memory"], form.cleaned_data["action"]
+    # An entry moved or copied is about both memories: it is listed under either.
     if memory == "user":
-        events = events.filter(scope="user")
+        events = events.filter(Q(scope="user") | Q(destination_scope="user"))
     elif memory:
         # An agent's memory: its own document and what it sees (which includes the shared one).
-        events = events.filter(agent_name=memory.partition(":")[2])
+        name = memory.partition(":")[2]
+        events = events.filter(Q(agent_name=name) | Q(destination_agent_name=name))
     if action:
         events = events.filter(action=action)
     return events
