@@ -1,0 +1,81 @@
+"""Move or copy an entry in Chromium, by keyboard only: the panel opened in the entry's
+place from its "Move or copy" link, Escape putting the entry back, the preview, one
+confirmation and one Undo; axe on the chooser, the move preview and the result."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import check_accessibility, sign_in_as
+
+pytestmark = pytest.mark.browser
+
+MOVE_LINK = "Move or copy entry 2: Upcoming trip"
+
+
+@pytest.fixture
+def portal_coreapi(fresh_coreapi):
+    return fresh_coreapi  # this test moves entries
+
+
+def open_panel(page: Page) -> None:
+    page.get_by_role("button", name=MOVE_LINK).focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Move or copy entry 2")).to_be_visible()
+
+
+def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/travel-planner")
+    open_panel(page)
+    expect(page.get_by_role("radio", name="Shared with every agent")).to_be_focused()
+    check_accessibility(page, "move or copy: the chooser")
+
+    page.keyboard.press("Escape")  # the entry comes back, focus on the link that opened it
+    expect(page.get_by_role("button", name=MOVE_LINK)).to_be_focused()
+    expect(page.locator("#memory-content .entry")).to_have_count(2)
+
+    open_panel(page)
+    page.keyboard.press("Enter")  # Shared with every agent, Move: the preview
+    heading = "Preview: move “Upcoming trip” to Shared with every agent"
+    expect(page.get_by_role("heading", name=heading)).to_be_visible()
+    expect(page.get_by_role("button", name="Move it")).to_be_focused()
+    expect(page.locator(".move-landed")).to_contain_text("moved from Travel Planner")
+    check_accessibility(page, "move preview")
+
+    page.keyboard.press("Enter")
+    done = page.get_by_role("heading", name="Moved “Upcoming trip” from Travel Planner")
+    expect(done).to_be_focused()
+    check_accessibility(page, "moved, with Undo")
+    page.get_by_role("button", name="Undo").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Undo", exact=True)).to_be_focused()
+    expect(page.locator(".batch-results li")).to_have_count(2)
+    expect(page.locator(".batch-results")).not_to_contain_text("not restored")
+
+    page.goto("/memory/agents/travel-planner")
+    expect(page.locator("#memory-content")).to_contain_text("Trip to London")
+    page.goto("/memory/user")
+    expect(page.locator("#memory-content")).not_to_contain_text("Trip to London")
+
+
+def test_alice_copies_an_entry_to_another_agent(page: Page):
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/agents/travel-planner")
+    open_panel(page)
+    page.get_by_role("radio", name="Benefits Assistant").focus()
+    page.keyboard.press("Space")
+    page.get_by_role("radio", name="Copy").focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Preview: copy “Upcoming trip”")).to_be_visible()
+    expect(page.get_by_text("keeps it as it is")).to_be_visible()
+    check_accessibility(page, "copy preview")
+
+    page.keyboard.press("Enter")
+    copied = "Copied “Upcoming trip” from Travel Planner to Benefits Assistant"
+    expect(page.get_by_role("heading", name=copied)).to_be_focused()
+    page.get_by_role("button", name="Go to Benefits Assistant").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#memory-content")).to_contain_text("copied from Travel Planner")
+    page.goto("/memory/agents/travel-planner")
+    expect(page.locator("#memory-content")).to_contain_text("Trip to London")
