@@ -100,6 +100,21 @@ def _destinations(request: HtmxHttpRequest, source: Target) -> dict[str, Target]
     return {t.key: t for t in all_targets(user_agents(request)) if t.key != source.key}
 
 
+def _posted(
+    request: HtmxHttpRequest, form: MoveConfirmForm | MoveRetryForm
+) -> tuple[Target, int, Target | None]:
+    """The entry a posted form names and where it goes: None when the form is refused
+    (`first_error` says why); a destination not of the user's own is a 404."""
+    source = form_target(request, form)
+    index = form.cleaned_data.get("index") or 0
+    if form.errors:
+        return source, index, None
+    choices = _destinations(request, source)
+    if form.cleaned_data["to"] not in choices:
+        raise Http404("No memory of yours has that name.")
+    return source, index, choices[form.cleaned_data["to"]]
+
+
 @require_GET
 @login_required
 @answers_unlisted(_unlisted)
@@ -146,15 +161,11 @@ def confirm(request: HtmxHttpRequest) -> HttpResponse:
     """Move or copy as the preview showed it: both memories checked against the versions
     it read; each confirmation works once (its submission key)."""
     form = MoveConfirmForm(request.POST)
-    source = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
-    if form.errors:
+    source, index, destination = _posted(request, form)
+    if destination is None:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     data = form.cleaned_data
-    choices = _destinations(request, source)
-    if data["to"] not in choices:
-        raise Http404("No memory of yours has that name.")
-    destination, mode = choices[data["to"]], Mode(data["mode"])
+    mode = Mode(data["mode"])
     screen = MoveScreen(source, index, to=data["to"], mode=mode.value)
     screen.retry_version = data["version"].token()
     owner = signed_in(request).oid
@@ -213,15 +224,10 @@ def retry(request: HtmxHttpRequest) -> HttpResponse:
     """Finish a move that left the entry in both memories: remove it from the source, once
     it is found where it went."""
     form = MoveRetryForm(request.POST)
-    source = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
-    if form.errors:
+    source, index, destination = _posted(request, form)
+    if destination is None:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     data = form.cleaned_data
-    choices = _destinations(request, source)
-    if data["to"] not in choices:
-        raise Http404("No memory of yours has that name.")
-    destination = choices[data["to"]]
     screen = MoveScreen(source, index, to=data["to"], retry_version=data["version"].token())
     try:
         done = entry_remove_moved(user_actor(request), source, index, data["version"], destination)
