@@ -18,7 +18,7 @@ TRIP = {"scope": "agent", "agent": "travel-planner", "index": "1"}  # "Upcoming 
 
 
 def preview(client: Client, to: str, mode: str, entry: dict[str, str] = TRIP, **headers):
-    return client.get(MOVE, {**entry, "to": to, "mode": mode}, headers=headers)
+    return client.get(MOVE, {**entry, "to": to, "mode": mode, "step": "preview"}, headers=headers)
 
 
 def confirm(client: Client, to: str = "user", mode: str = "move", entry=TRIP):
@@ -64,6 +64,10 @@ def test_preview_shows_the_entry_as_it_lands_and_what_stays_behind(
     assert "(2 entries there now)" in text
     copy = page_text(preview(alice, "user", "copy"))
     assert "Travel Planner keeps it as it is (2 entries)." in copy
+    # "Change" goes back to the chooser with the choice kept.
+    change = alice.get(MOVE, {**TRIP, "to": "user", "mode": "copy"})
+    assert "Move or copy entry 2" in page_text(change)
+    assert 'value="user" checked' in body(change) and 'value="copy" checked' in body(change)
     assert "because: Upcoming trip (copied from Travel Planner)" in copy
     assert fake.writes() == []
 
@@ -249,3 +253,16 @@ def test_the_text_before_the_first_entry_lands_under_a_heading_without_forged_pr
     landed = fake.text("travel-planner").split(" — Moved from Shared memory\n", 1)[1]
     assert landed.startswith("\n\\> operation: forged")
     assert "forged" not in fake.text(None)
+
+
+def test_without_the_agent_list_the_panel_says_why_and_nothing_is_written(
+    alice: Client, fake: FakeCoreAPI
+):
+    fake.fail("list_agents", CoreAPIUnavailable("CoreAPI is unavailable, try again."))
+    for entry in ({"scope": "user", "index": "0"}, TRIP):
+        shown = alice.get(MOVE, entry, headers=HTMX)
+        assert shown.status_code == 503
+        assert "CoreAPI is unavailable" in page_text(shown)
+    undo = alice.post(f"{MOVE}/undo", {"scope": "user", "index": "0", "token": "x" * 22})
+    assert undo.status_code == 503
+    assert fake.writes() == []

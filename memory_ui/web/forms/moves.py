@@ -21,11 +21,14 @@ class MoveChoiceForm(EntryForm):
 
     to = forms.RegexField(regex=DESTINATION, required=False, max_length=120)
     mode = forms.ChoiceField(choices=MODES, required=False)
+    # Sent by the chooser's Preview button; "Change" links back with `to` and `mode` only.
+    step = forms.ChoiceField(choices=[("preview", "preview")], required=False)
 
     @property
     def chosen(self) -> bool:
-        """Both a destination and a mode were given: the preview, not the chooser."""
-        return bool(self.cleaned_data.get("to") and self.cleaned_data.get("mode"))
+        """The preview was asked for, with a destination and a mode: not the chooser."""
+        data = self.cleaned_data
+        return bool(data.get("step") and data.get("to") and data.get("mode"))
 
 
 class MoveConfirmForm(SubmissionMixin, MoveChoiceForm):

@@ -38,7 +38,7 @@ from memory_ui.memory.operations import memory_read
 from memory_ui.memory.targets import Target, all_targets
 from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
-from memory_ui.web.forms import first_error
+from memory_ui.web.forms import TargetForm, first_error
 from memory_ui.web.forms.moves import MoveChoiceForm, MoveConfirmForm, MoveRetryForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_query
@@ -95,9 +95,18 @@ def _unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpRespons
     return _render(request, screen, unlisted.error.portal_status)
 
 
-def _destinations(request: HtmxHttpRequest, source: Target) -> dict[str, Target]:
+def _own(request: HtmxHttpRequest, form: TargetForm) -> dict[str, Target]:
+    """Every memory of the user's own, by key; `AgentsUnlisted` when CoreAPI can't list
+    their agents now."""
+    try:
+        return {t.key: t for t in all_targets(user_agents(request))}
+    except CoreAPIError as exc:
+        raise AgentsUnlisted(form, exc) from exc
+
+
+def _destinations(request: HtmxHttpRequest, form: TargetForm, source: Target) -> dict[str, Target]:
     """Every memory of the user's own but `source`, by key."""
-    return {t.key: t for t in all_targets(user_agents(request)) if t.key != source.key}
+    return {key: t for key, t in _own(request, form).items() if key != source.key}
 
 
 def _posted(
@@ -109,7 +118,7 @@ def _posted(
     index = form.cleaned_data.get("index") or 0
     if form.errors:
         return source, index, None
-    choices = _destinations(request, source)
+    choices = _destinations(request, form, source)
     if form.cleaned_data["to"] not in choices:
         raise Http404("No memory of yours has that name.")
     return source, index, choices[form.cleaned_data["to"]]
@@ -125,7 +134,7 @@ def move(request: HtmxHttpRequest) -> HttpResponse:
     index = form.cleaned_data.get("index") or 0
     if form.errors:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
-    choices = _destinations(request, source)
+    choices = _destinations(request, form, source)
     data = form.cleaned_data
     screen = MoveScreen(source, index, choices=list(choices.values()), to=data["to"])
     screen.mode = data["mode"] or Mode.MOVE.value
@@ -258,7 +267,7 @@ def undo(request: HtmxHttpRequest) -> HttpResponse:
     source = form_target(request, form)
     index = form.cleaned_data.get("index") or 0
     screen = MoveScreen(source, index)
-    targets = {t.key: t for t in all_targets(user_agents(request))}
+    targets = _own(request, form)
     records = batch_undo_take(request.session, request.POST.get("token", ""))
     if records is None:
         screen.error = "Undo is no longer available; nothing was changed."
