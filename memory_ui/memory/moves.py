@@ -42,6 +42,7 @@ from memory_ui.memory.operations import (
     NothingToChange,
     Rewritten,
     Version,
+    fits_one_write,
     memory_read,
     memory_rewrite,
     one_event,
@@ -112,6 +113,15 @@ def _same_entry(one: Entry, other: Entry) -> bool:
     )
 
 
+def _check_size(source_text: str, mode: Mode) -> None:
+    """A move rewrites the source: refused up front when CoreAPI could not take it back in
+    one write, rather than after the entry landed elsewhere."""
+    if mode is Mode.MOVE and not fits_one_write(source_text):
+        raise EntryEditError(
+            "This memory is too large to change here, so the entry cannot leave it; copy it."
+        )
+
+
 class EntryGone(Exception):
     """The entry is not in the source memory (any more)."""
 
@@ -173,10 +183,14 @@ def move_preview(
     """The plan, read now; no writes. `EntryGone`, `EntryEditError` or a `CoreAPIError`."""
     source_memory = memory_read(actor, source)
     entry = _entry_at(source_memory.content_markdown, index)
+    _check_size(source_memory.content_markdown, mode)
     destination_memory = memory_read(actor, destination)
     reason = landing_reason(entry, source, mode)
     block = landing_block(source_memory.content_markdown, index, reason, datetime.now(UTC))
-    land_in(destination_memory.content_markdown, block)
+    if not fits_one_write(land_in(destination_memory.content_markdown, block)):
+        raise EntryEditError(
+            f"{destination.label} is too large to take this entry in one write; nothing was done."
+        )
     return MovePlan(mode, source, source_memory, index, destination, destination_memory, block)
 
 
@@ -290,6 +304,7 @@ def entry_move(
         _audit(actor, mode, source, destination, error=exc)
         raise
     entry = _entry_at(seen, index)
+    _check_size(seen, mode)
     reason = landing_reason(entry, source, mode)
     block = landing_block(seen, index, reason, datetime.now(UTC))
     try:

@@ -266,3 +266,18 @@ def test_without_the_agent_list_the_panel_says_why_and_nothing_is_written(
     undo = alice.post(f"{MOVE}/undo", {"scope": "user", "index": "0", "token": "x" * 22})
     assert undo.status_code == 503
     assert fake.writes() == []
+
+
+def test_a_memory_too_large_to_rewrite_can_give_a_copy_but_not_a_move(
+    alice: Client, fake: FakeCoreAPI, settings
+):
+    at = _at("2026-11-26T08:00:00+00:00")
+    big = formats.append_entry(fake.text("travel-planner"), "x" * 2000, at, "Long")
+    fake.put(big, "travel-planner")
+    settings.COREAPI_MAX_BODY_BYTES = 1024 + 1500
+    move = preview(alice, "agent:benefits-assistant", "move")
+    assert move.status_code == 400
+    assert "too large to change here, so the entry cannot leave it; copy it." in page_text(move)
+    assert confirm(alice, "agent:benefits-assistant", "copy").status_code == 200
+    assert "Trip to London" in fake.text("benefits-assistant")
+    assert fake.text("travel-planner") == big
