@@ -21,13 +21,14 @@ def open_panel(page: Page) -> None:
     page.get_by_role("button", name=MOVE_LINK).focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Move or copy entry 2")).to_be_visible()
+    # Focus moves into the panel, to its first choice.
+    expect(page.get_by_role("radio", name="Shared with every agent")).to_be_focused()
 
 
 def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/agents/travel-planner")
     open_panel(page)
-    expect(page.get_by_role("radio", name="Shared with every agent")).to_be_focused()
     check_accessibility(page, "move or copy: the chooser")
 
     page.keyboard.press("Escape")  # the entry comes back, focus on the link that opened it
