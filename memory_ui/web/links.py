@@ -1,6 +1,8 @@
 """Links to a memory's own pages. Their routes (memory_ui.web.urls) are named
 `<page>_<scope>` (`memory_agent`, `export_combined`, …), built by `Target.route`."""
 
+from urllib.parse import urlencode
+
 from django.urls import reverse
 
 from memory_ui.memory.targets import Target
@@ -17,3 +19,8 @@ def target_query(target: Target) -> dict[str, str]:
     if target.agent_name:
         query["agent"] = target.agent_name
     return query
+
+
+def entry_url(target: Target, index: int) -> str:
+    """Where an entry lives: its memory's page that holds it, scrolled to it."""
+    return f"{target_url(target)}?{urlencode({'entry': index})}#entry-{index}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
-from urllib.parse import urlencode
 
 from django.http import HttpResponse
 
@@ -27,13 +26,8 @@ from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
-from memory_ui.web.links import target_url
+from memory_ui.web.links import entry_url
 from memory_ui.web.screens import not_done, saved_notices
-
-
-def entry_url(target: Target, index: int) -> str:
-    """Where an entry lives: its memory's page that holds it, scrolled to it."""
-    return f"{target_url(target)}?{urlencode({'entry': index})}#entry-{index}"
 
 
 @dataclass

@@ -41,10 +41,9 @@ from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
 from memory_ui.web.forms import TargetForm, first_error
 from memory_ui.web.forms.moves import MoveChoiceForm, MoveConfirmForm, MoveRetryForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
-from memory_ui.web.links import target_query
+from memory_ui.web.links import entry_url, target_query
 from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
 from memory_ui.web.stores.claims import submission_claim, submission_release
-from memory_ui.web.views.entry import entry_url
 
 TEMPLATE = "memory_ui/move.html"
 
