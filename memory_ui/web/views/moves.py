@@ -94,6 +94,12 @@ def _unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpRespons
     return _render(request, screen, unlisted.error.portal_status)
 
 
+def _named(request: HtmxHttpRequest, form: MoveChoiceForm | MoveRetryForm) -> tuple[Target, int]:
+    """The memory and the entry index a form names (`form_target`: a 404 for an agent not
+    of the user's own)."""
+    return form_target(request, form), form.cleaned_data.get("index") or 0
+
+
 def _own(request: HtmxHttpRequest, form: TargetForm) -> dict[str, Target]:
     """Every memory of the user's own, by key; `AgentsUnlisted` when CoreAPI can't list
     their agents now."""
@@ -113,8 +119,7 @@ def _posted(
 ) -> tuple[Target, int, Target | None]:
     """The entry a posted form names and where it goes: None when the form is refused
     (`first_error` says why); a destination not of the user's own is a 404."""
-    source = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
+    source, index = _named(request, form)
     if form.errors:
         return source, index, None
     choices = _destinations(request, form, source)
@@ -129,8 +134,7 @@ def _posted(
 def move(request: HtmxHttpRequest) -> HttpResponse:
     """The chooser (where to, move or copy), or with `to` and `mode` the preview."""
     form = MoveChoiceForm(request.GET)
-    source = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
+    source, index = _named(request, form)
     if form.errors:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     choices = _destinations(request, form, source)
@@ -263,8 +267,7 @@ def retry(request: HtmxHttpRequest) -> HttpResponse:
 def undo(request: HtmxHttpRequest) -> HttpResponse:
     """One Undo for the move: each memory back as it was, if nothing changed it since."""
     form = MoveChoiceForm(request.POST)
-    source = form_target(request, form)
-    index = form.cleaned_data.get("index") or 0
+    source, index = _named(request, form)
     screen = MoveScreen(source, index)
     targets = _own(request, form)
     records = batch_undo_take(request.session, request.POST.get("token", ""))
