@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory_ui", "0006_audit_source_move"),
+        ("memory_ui", "0007_submission_claim"),
     ]
 
     operations = [
