@@ -7,14 +7,9 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
 MOVE_LINK = "Move or copy entry 2: Upcoming trip"
-
-
-@pytest.fixture
-def portal_coreapi(fresh_coreapi):
-    return fresh_coreapi  # this test moves entries
 
 
 def open_panel(page: Page) -> None:
@@ -26,8 +21,7 @@ def open_panel(page: Page) -> None:
 
 
 def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     open_panel(page)
     check_accessibility(page, "move or copy: the chooser")
 
@@ -60,8 +54,7 @@ def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
 
 
 def test_alice_copies_an_entry_to_another_agent(page: Page):
-    sign_in_as(page, "Alice Example")
-    page.goto("/memory/agents/travel-planner")
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     open_panel(page)
     page.get_by_role("radio", name="Benefits Assistant").focus()
     page.keyboard.press("Space")

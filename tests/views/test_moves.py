@@ -10,11 +10,11 @@ from devstack.coreapi import formats
 from memory_ui.coreapi import CoreAPIUnavailable
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI, _at
-from tests.views.helpers import HTMX, body, is_page, page_text
-from tests.views.test_batch import hidden
+from tests.pages import hidden_fields
+from tests.views.helpers import HTMX, TRAVEL, body, is_page, page_text
 
 MOVE = "/memory/entries/move"
-TRIP = {"scope": "agent", "agent": "travel-planner", "index": "1"}  # "Upcoming trip"
+TRIP = {**TRAVEL, "index": "1"}  # "Upcoming trip"
 
 
 def preview(client: Client, to: str, mode: str, entry: dict[str, str] = TRIP, **headers):
@@ -24,7 +24,7 @@ def preview(client: Client, to: str, mode: str, entry: dict[str, str] = TRIP, **
 def confirm(client: Client, to: str = "user", mode: str = "move", entry=TRIP):
     shown = preview(client, to, mode, entry)
     assert shown.status_code == 200, page_text(shown)
-    return client.post(f"{MOVE}/confirm", hidden(body(shown)))
+    return client.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
 
 
 def test_every_entry_offers_move_or_copy(alice: Client, fake: FakeCoreAPI):
@@ -110,12 +110,12 @@ def test_one_undo_puts_both_memories_back(alice: Client, fake: FakeCoreAPI):
     travel_before, shared_before = fake.text("travel-planner"), fake.text(None)
     done = confirm(alice)
     assert "One Undo puts both memories back as they were." in page_text(done)
-    undone = alice.post(f"{MOVE}/undo", hidden(body(done)))
+    undone = alice.post(f"{MOVE}/undo", hidden_fields(body(done)))
     assert undone.status_code == 200
     assert page_text(undone).count("restored.") == 2
     assert fake.text("travel-planner") == travel_before
     assert fake.text(None) == shared_before
-    again = alice.post(f"{MOVE}/undo", hidden(body(done)))
+    again = alice.post(f"{MOVE}/undo", hidden_fields(body(done)))
     assert again.status_code == 410  # one Undo, used once
 
 
@@ -137,7 +137,7 @@ def test_copy_keeps_the_provenance_line_and_leaves_the_source_alone(
     event = AuditEvent.objects.get()
     assert event.action == "copy-entry" and event.destination_agent_name == "travel-planner"
     assert event.sha256_before == event.sha256_after  # the source did not change
-    undone = alice.post(f"{MOVE}/undo", hidden(body(done)))
+    undone = alice.post(f"{MOVE}/undo", hidden_fields(body(done)))
     assert page_text(undone).count("restored.") == 1
     assert "British English" not in fake.text("travel-planner")
 
@@ -149,7 +149,7 @@ def test_a_failed_removal_says_the_entry_is_in_both_and_retrying_finishes_the_mo
     shown = preview(alice, "user", "move")
     fake.fail("import_memory", CoreAPIUnavailable("CoreAPI is unavailable, try again."),
               agent="travel-planner")  # fmt: skip
-    done = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     text = page_text(done)
     assert done.status_code == 503
     assert "“Upcoming trip” is now in both memories" in text
@@ -160,13 +160,13 @@ def test_a_failed_removal_says_the_entry_is_in_both_and_retrying_finishes_the_mo
     assert event.outcome == "error" and event.destination_bytes_after is not None
 
     fake.heal()
-    retried = alice.post(f"{MOVE}/retry", hidden(body(done)))
+    retried = alice.post(f"{MOVE}/retry", hidden_fields(body(done)))
     assert retried.status_code == 200, page_text(retried)
     assert "Moved “Upcoming trip” from Travel Planner" in page_text(retried)
     assert "Trip to London" not in fake.text("travel-planner")
     assert fake.text(None).count("Trip to London") == 1
     # One Undo still puts both back.
-    undone = alice.post(f"{MOVE}/undo", hidden(body(retried)))
+    undone = alice.post(f"{MOVE}/undo", hidden_fields(body(retried)))
     assert page_text(undone).count("restored.") == 2
     assert fake.text("travel-planner") == travel_before and fake.text(None) == shared_before
 
@@ -175,13 +175,13 @@ def test_a_failed_destination_write_changes_nothing(alice: Client, fake: FakeCor
     shown = preview(alice, "user", "move")
     fake.fail("import_memory", CoreAPIUnavailable("CoreAPI is unavailable, try again."))
     before = (fake.text("travel-planner"), fake.text(None))
-    done = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert done.status_code == 503
     assert "CoreAPI is unavailable" in page_text(done)
     assert (fake.text("travel-planner"), fake.text(None)) == before
     fake.heal()
     # The key was released (certainly not written): the same confirmation works.
-    again = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    again = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert again.status_code == 200 and "Trip to London" in fake.text(None)
 
 
@@ -191,7 +191,7 @@ def test_nothing_is_written_when_either_memory_changed_since_the_preview(
     shown = preview(alice, "user", "move")
     before = (fake.text("travel-planner"), fake.text(None))
     fake.put(before[0].replace("London", "Paris"), "travel-planner")  # the entry edited
-    done = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert done.status_code == 409
     assert "Travel Planner changed since the preview, so nothing was done." in page_text(done)
     assert fake.text(None) == before[1] and fake.writes() == []
@@ -199,7 +199,7 @@ def test_nothing_is_written_when_either_memory_changed_since_the_preview(
     fake.put(before[0], "travel-planner")
     shown = preview(alice, "user", "move")
     fake.put(before[1].replace("concise", "long"))  # an entry of the destination edited
-    done = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert done.status_code == 409
     assert "Shared with every agent changed since the preview" in page_text(done)
     assert fake.text("travel-planner") == before[0] and fake.writes() == []
@@ -211,7 +211,7 @@ def test_entries_appended_meanwhile_are_kept_in_both_memories(alice: Client, fak
     at = _at("2026-12-01T10:00:00+00:00")
     for agent in (None, "travel-planner"):
         fake.put(formats.append_entry(fake.text(agent), f"- Late {agent}.", at, "Late"), agent)
-    done = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert done.status_code == 200, page_text(done)
     assert "- Late None." in fake.text(None) and "- Late travel-planner." in fake.text(
         "travel-planner"
@@ -222,8 +222,8 @@ def test_entries_appended_meanwhile_are_kept_in_both_memories(alice: Client, fak
 
 def test_the_confirmation_works_once(alice: Client, fake: FakeCoreAPI):
     shown = preview(alice, "user", "copy")
-    first = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
-    second = alice.post(f"{MOVE}/confirm", hidden(body(shown)))
+    first = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
+    second = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)))
     assert first.status_code == 200 and second.status_code == 409
     assert "already sent" in page_text(second)
     assert fake.text(None).count("Trip to London") == 1
