@@ -263,6 +263,7 @@ def test_without_the_agent_list_the_panel_says_why_and_nothing_is_written(
         shown = alice.get(MOVE, entry, headers=HTMX)
         assert shown.status_code == 503
         assert "CoreAPI is unavailable" in page_text(shown)
+        assert f'id="entry-{entry["index"]}"' in body(shown)  # in the entry's place
     undo = alice.post(f"{MOVE}/undo", {"scope": "user", "index": "0", "token": "x" * 22})
     assert undo.status_code == 503
     assert fake.writes() == []

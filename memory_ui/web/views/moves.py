@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.batch import Restored, batch_restore
@@ -34,10 +32,10 @@ from memory_ui.memory.moves import (
     entry_remove_moved,
     move_preview,
 )
-from memory_ui.memory.operations import memory_read
+from memory_ui.memory.operations import Actor, memory_read
 from memory_ui.memory.targets import Target, all_targets
-from memory_ui.web.access import as_named, form_target, signed_in, user_actor, user_agents
-from memory_ui.web.errors import AgentsUnlisted, answers_unlisted
+from memory_ui.web.access import as_named, on_memory, signed_in, user_agents
+from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import TargetForm, first_error
 from memory_ui.web.forms.moves import MoveChoiceForm, MoveConfirmForm, MoveRetryForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
@@ -88,16 +86,15 @@ def _render(request: HtmxHttpRequest, screen: MoveScreen, status: int = 200) -> 
 
 def _unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
     """Without the agent list nothing can be chosen or moved: say why, on the panel."""
-    form = unlisted.form
-    index = form.cleaned_data.get("index") or 0
-    screen = MoveScreen(as_named(form), index, error=unlisted.error)
+    named = MoveChoiceForm(request.POST if request.method == "POST" else request.GET)
+    screen = MoveScreen(as_named(unlisted.form), _index(named), error=unlisted.error)
     return _render(request, screen, unlisted.error.portal_status)
 
 
-def _named(request: HtmxHttpRequest, form: MoveChoiceForm | MoveRetryForm) -> tuple[Target, int]:
-    """The memory and the entry index a form names (`form_target`: a 404 for an agent not
-    of the user's own)."""
-    return form_target(request, form), form.cleaned_data.get("index") or 0
+def _index(form: MoveChoiceForm | MoveRetryForm) -> int:
+    """The entry the form names (0 when it names none: the form's errors say so)."""
+    form.is_valid()
+    return form.cleaned_data.get("index") or 0
 
 
 def _own(request: HtmxHttpRequest, form: TargetForm) -> dict[str, Target]:
@@ -115,33 +112,29 @@ def _destinations(request: HtmxHttpRequest, form: TargetForm, source: Target) ->
 
 
 def _posted(
-    request: HtmxHttpRequest, form: MoveConfirmForm | MoveRetryForm
-) -> tuple[Target, int, Target | None]:
-    """The entry a posted form names and where it goes: None when the form is refused
-    (`first_error` says why); a destination not of the user's own is a 404."""
-    source, index = _named(request, form)
+    request: HtmxHttpRequest, form: MoveConfirmForm | MoveRetryForm, source: Target
+) -> Target | None:
+    """Where a posted form sends the entry: None when the form is refused (`first_error`
+    says why); a destination not of the user's own is a 404."""
     if form.errors:
-        return source, index, None
+        return None
     choices = _destinations(request, form, source)
     if form.cleaned_data["to"] not in choices:
         raise Http404("No memory of yours has that name.")
-    return source, index, choices[form.cleaned_data["to"]]
+    return choices[form.cleaned_data["to"]]
 
 
-@require_GET
-@login_required
-@answers_unlisted(_unlisted)
-def move(request: HtmxHttpRequest) -> HttpResponse:
-    """The chooser (where to, move or copy), or with `to` and `mode` the preview."""
+@on_memory(_unlisted, methods=("GET",))
+def move(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse:
+    """The chooser (where to, move or copy), or with `step`, `to` and `mode` the preview."""
     form = MoveChoiceForm(request.GET)
-    source, index = _named(request, form)
+    index = _index(form)
     if form.errors:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     choices = _destinations(request, form, source)
     data = form.cleaned_data
     screen = MoveScreen(source, index, choices=list(choices.values()), to=data["to"])
     screen.mode = data["mode"] or Mode.MOVE.value
-    actor = user_actor(request)
     try:
         if form.chosen:
             if data["to"] not in choices:
@@ -166,14 +159,12 @@ def move(request: HtmxHttpRequest) -> HttpResponse:
     return _render(request, screen)
 
 
-@require_POST
-@login_required
-@answers_unlisted(_unlisted)
-def confirm(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory(_unlisted, methods=("POST",))
+def confirm(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse:
     """Move or copy as the preview showed it: both memories checked against the versions
     it read; each confirmation works once (its submission key)."""
     form = MoveConfirmForm(request.POST)
-    source, index, destination = _posted(request, form)
+    index, destination = _index(form), _posted(request, form, source)
     if destination is None:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     data = form.cleaned_data
@@ -186,7 +177,7 @@ def confirm(request: HtmxHttpRequest) -> HttpResponse:
         return _render(request, screen, 409)
     try:
         done = entry_move(
-            user_actor(request),
+            actor,
             source,
             index,
             data["version"],
@@ -229,20 +220,18 @@ def _finished(request: HtmxHttpRequest, screen: MoveScreen, done: MoveDone) -> H
     return _render(request, screen, status)
 
 
-@require_POST
-@login_required
-@answers_unlisted(_unlisted)
-def retry(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory(_unlisted, methods=("POST",))
+def retry(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse:
     """Finish a move that left the entry in both memories: remove it from the source, once
     it is found where it went."""
     form = MoveRetryForm(request.POST)
-    source, index, destination = _posted(request, form)
+    index, destination = _index(form), _posted(request, form, source)
     if destination is None:
         return _render(request, MoveScreen(source, index, error=first_error(form)), 400)
     data = form.cleaned_data
     screen = MoveScreen(source, index, to=data["to"], retry_version=data["version"].token())
     try:
-        done = entry_remove_moved(user_actor(request), source, index, data["version"], destination)
+        done = entry_remove_moved(actor, source, index, data["version"], destination)
     except SourceChanged:
         screen.error = (
             f"{source.label} changed since the move, so the entry was not removed from it: "
@@ -261,20 +250,16 @@ def retry(request: HtmxHttpRequest) -> HttpResponse:
     return _finished(request, screen, done)
 
 
-@require_POST
-@login_required
-@answers_unlisted(_unlisted)
-def undo(request: HtmxHttpRequest) -> HttpResponse:
+@on_memory(_unlisted, methods=("POST",))
+def undo(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse:
     """One Undo for the move: each memory back as it was, if nothing changed it since."""
     form = MoveChoiceForm(request.POST)
-    source, index = _named(request, form)
-    screen = MoveScreen(source, index)
+    screen = MoveScreen(source, _index(form))
     targets = _own(request, form)
     records = batch_undo_take(request.session, request.POST.get("token", ""))
     if records is None:
         screen.error = "Undo is no longer available; nothing was changed."
         return _render(request, screen, 410)
-    actor = user_actor(request)
     screen.restored = [
         batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)
         for r in records
