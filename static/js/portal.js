@@ -88,6 +88,7 @@
 //   swapped region itself, so keyboard and screen-reader users carry on from the result.
 // - A panel opened in place (Add a note, Clear) opens next to the control that opened it
 //   (data-panel-after); Escape or its Cancel closes it and focus returns to that control.
+//   That control pressed again while its panel is open goes to the panel as it is.
 // - An entry's editor opened in place starts in its text field; Escape or its Cancel puts
 //   the entry back (asking first if something was typed) and focus on its Edit button.
 (function () {
@@ -115,6 +116,16 @@
     element.focus();
   }
 
+  // Where to carry on in new content: its [autofocus] field, else its first heading (not
+  // one inside a rendered memory), else the region itself.
+  function focusInto(region) {
+    var heading = Array.prototype.find.call(
+      region.querySelectorAll("h1, h2, h3"),
+      function (h) { return !h.closest(".markdown-body"); }
+    );
+    focusOn(region.querySelector("[autofocus]") || heading || region);
+  }
+
   function closePanel() {
     var open = panel();
     if (!open || !open.firstElementChild || !document.getElementById("memory-content")) return false;
@@ -126,6 +137,15 @@
     focusOn(back ? back.querySelector("button") || back : document.getElementById("main"));
     return true;
   }
+
+  // Fetching an open panel again would swap an empty form over what is being typed in it
+  // (a double click; Space landing just after the panel opened): keep it and go to it.
+  document.body.addEventListener("htmx:confirm", function (event) {
+    var open = panel();
+    if (event.detail.elt !== opener || !open || !open.firstElementChild) return;
+    event.preventDefault();
+    focusInto(open);
+  });
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
@@ -209,12 +229,7 @@
     var active = document.activeElement;
     if (active && active !== document.body && active.isConnected) return; // still somewhere
     var swapped = document.getElementById(was.target);
-    if (!swapped) return;
-    var heading = Array.prototype.find.call(
-      swapped.querySelectorAll("h1, h2, h3"),
-      function (h) { return !h.closest(".markdown-body"); }
-    );
-    focusOn(swapped.querySelector("[autofocus]") || heading || swapped);
+    if (swapped) focusInto(swapped);
   });
 })();
 

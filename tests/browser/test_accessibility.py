@@ -230,10 +230,13 @@ def test_nothing_scrolls_sideways_at_320px(page: Page):
 
 def test_keyboard_buttons_and_toasts(page: Page):
     sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
-    # Progress texts show only while their request runs.
+    # Progress texts show only while their request runs. The panel must be open first: else
+    # the check passes on nothing, and Escape comes before there is a panel to close.
     page.get_by_role("button", name="Add a note").click()
+    expect(page.get_by_role("textbox", name="Note")).to_be_focused()
     expect(page.locator("#append-progress")).to_be_hidden()
     page.keyboard.press("Escape")
+    expect(page.locator("#change-panel")).to_be_empty()
     # Space activates a link that looks like a button, as it does a button.
     page.get_by_role("button", name="Add a note").focus()
     page.keyboard.press("Space")

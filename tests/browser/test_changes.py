@@ -70,6 +70,35 @@ def test_add_a_note_in_place(page: Page):
     expect(page.locator("#change-panel")).to_be_empty()
 
 
+def test_opening_the_note_again_keeps_what_was_typed(page: Page):
+    # A second press of "Add a note" (a double click, or Space landing after the panel
+    # opened) used to fetch the panel again; its answer replaced the note being typed with an
+    # empty one, and "Add note" then sent nothing.
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
+    opened: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            opened.append(request.url)
+            if request.method == "GET" and "/memory/append" in request.url
+            else None
+        ),
+    )
+    add = page.get_by_role("button", name="Add a note")
+    add.click()
+    note = page.get_by_role("textbox", name="Note")
+    expect(note).to_be_focused()
+    page.keyboard.type("- Half a thought")
+
+    add.focus()
+    page.keyboard.press("Space")
+    expect(note).to_be_focused()
+    expect(note).to_have_value("- Half a thought")
+    assert len(opened) == 1
+    page.get_by_role("button", name="Add note").click()
+    expect(page.locator("#memory-content")).to_contain_text("Half a thought")
+
+
 def test_clear_with_confirmation(page: Page):
     sign_in_as(page, "Alice Example", "/memory/agents/benefits-assistant")
     page.evaluate(
