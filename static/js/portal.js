@@ -89,6 +89,8 @@
 // - A panel opened in place (Add a note, Clear) opens next to the control that opened it
 //   (data-panel-after); Escape or its Cancel closes it and focus returns to that control.
 //   That control pressed again while its panel is open goes to the panel as it is.
+//   A panel holding something typed (Add a note) asks first before Escape, its Cancel or
+//   another panel (Clear) throws it away, as an entry's editor does.
 // - An entry's editor opened in place starts in its text field; Escape or its Cancel puts
 //   the entry back (asking first if something was typed) and focus on its Edit button.
 (function () {
@@ -126,9 +128,22 @@
     focusOn(region.querySelector("[autofocus]") || heading || region);
   }
 
+  // Whether the open panel must stay: it names its question in data-ask-discard, holds
+  // text (typed, or given back by a refused send) and the user chose to keep it.
+  function keepsTyped(open) {
+    var question = open.getAttribute("data-ask-discard");
+    if (!question) return false;
+    var typed = Array.prototype.some.call(
+      open.querySelectorAll("textarea, input[type='text']"),
+      function (field) { return field.value.trim() !== ""; }
+    );
+    return typed && !window.confirm(question);
+  }
+
   function closePanel() {
     var open = panel();
     if (!open || !open.firstElementChild || !document.getElementById("memory-content")) return false;
+    if (keepsTyped(open)) return true; // handled: the panel stays as it is
     var empty = document.createElement("div");
     empty.id = "change-panel";
     empty.className = "change-panel";
@@ -140,9 +155,13 @@
 
   // Fetching an open panel again would swap an empty form over what is being typed in it
   // (a double click; Space landing just after the panel opened): keep it and go to it.
+  // Another panel opened over it asks first when it holds something typed.
   document.body.addEventListener("htmx:confirm", function (event) {
     var open = panel();
-    if (event.detail.elt !== opener || !open || !open.firstElementChild) return;
+    var source = event.detail.elt;
+    if (!open || !open.firstElementChild) return;
+    var again = source === opener;
+    if (!again && !(source.hasAttribute("data-panel-after") && keepsTyped(open))) return;
     event.preventDefault();
     focusInto(open);
   });

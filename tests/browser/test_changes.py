@@ -154,3 +154,69 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     expect(page.locator("#memory-content")).not_to_contain_text("Moved to March")
     page.reload()
     expect(page.locator("#entry-1")).not_to_contain_text("Moved to March")
+
+
+def test_a_typed_note_is_not_dropped_unasked(page: Page):
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
+    # Every dialog is recorded (so an unexpected one fails the count checks) and answered
+    # from `answers` in order; with none left it is dismissed.
+    asked: list[str] = []
+    answers: list[bool] = []
+
+    def answer(dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept() if answers and answers.pop(0) else dialog.dismiss()
+
+    page.on("dialog", answer)
+    add = page.get_by_role("button", name="Add a note")
+    note = page.get_by_role("textbox", name="Note")
+    panel = page.locator("#change-panel")
+
+    # Empty, the panel closes at once, as before.
+    add.press("Enter")
+    expect(note).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(panel).to_be_empty()
+    assert asked == []
+
+    # Typed: Escape asks; keeping it leaves the text and the panel as they were.
+    add.press("Enter")
+    expect(note).to_be_focused()
+    page.keyboard.type("- Half a thought")
+    answers.append(False)
+    page.keyboard.press("Escape")
+    assert asked == ["Discard the note you typed?"]
+    expect(note).to_have_value("- Half a thought")
+
+    # Clear… opened over it asks too; keeping it stays on the note, nothing fetched.
+    answers.append(False)
+    page.get_by_role("button", name="Clear…", exact=True).click()
+    assert asked == ["Discard the note you typed?"] * 2
+    expect(note).to_be_focused()
+    expect(note).to_have_value("- Half a thought")
+    expect(page.get_by_role("heading", name="Add a note to")).to_be_visible()
+
+    # Cancel asks as well; kept, the link back is not followed.
+    answers.append(False)
+    page.get_by_role("button", name="Cancel").press("Enter")
+    assert len(asked) == 3
+    expect(note).to_have_value("- Half a thought")
+
+    # Escape again, discarding this time: the panel closes and focus goes back to the button.
+    answers.append(True)
+    note.focus()
+    page.keyboard.press("Escape")
+    assert len(asked) == 4
+    expect(panel).to_be_empty()
+    expect(add).to_be_focused()
+
+    # Clear… over a typed reason, agreed to: the Clear panel replaces the note.
+    add.press("Enter")
+    expect(note).to_be_focused()
+    page.get_by_role("textbox", name="Why").fill("Said so in chat")
+    answers.append(True)
+    page.get_by_role("button", name="Clear…", exact=True).click()
+    assert len(asked) == 5
+    expect(page.get_by_role("heading", name="Clear IT Helpdesk's memory?")).to_be_focused()
+    expect(note).to_have_count(0)
+    expect(page.locator("#memory-content")).not_to_contain_text("Half a thought")
