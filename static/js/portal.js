@@ -155,13 +155,30 @@
 
   // Fetching an open panel again would swap an empty form over what is being typed in it
   // (a double click; Space landing just after the panel opened): keep it and go to it.
-  // Another panel opened over it asks first when it holds something typed.
+  // Any other request from outside the panel whose target holds it (another panel opened
+  // over it, a region around it) asks first when it holds something typed; kept, the
+  // request is not sent. Requests swapping elsewhere (an entry's Delete or Undo replaces
+  // #memory-content, which the panel is not in) leave it alone and are not asked about.
   document.body.addEventListener("htmx:confirm", function (event) {
     var open = panel();
     var source = event.detail.elt;
+    var target = event.detail.target;
     if (!open || !open.firstElementChild) return;
     var again = source === opener;
-    if (!again && !(source.hasAttribute("data-panel-after") && keepsTyped(open))) return;
+    var over = !open.contains(source) && target && target.contains(open);
+    if (!again && !(over && keepsTyped(open))) return;
+    event.preventDefault();
+    focusInto(open);
+  });
+
+  // The same for a plain form posted from the page ("Mark as seen"): it loads a new page.
+  document.addEventListener("submit", function (event) {
+    var open = panel();
+    var form = event.target;
+    if (event.defaultPrevented || !open || !open.firstElementChild || open.contains(form)) return;
+    // htmx forms ask in htmx:confirm; a download stays on the page.
+    if (form.matches("[hx-get], [hx-post], [data-download]")) return;
+    if (!keepsTyped(open)) return;
     event.preventDefault();
     focusInto(open);
   });

@@ -2,11 +2,15 @@
 note, clear with confirmation. Each test has an emulator of its own (`fresh_coreapi`)."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.db.models import F
 from playwright.sync_api import Page, expect
 
+from memory_ui.models import MemoryVisit
 from tests.browser.conftest import check_accessibility, expect_changed, sign_in_as
+from tests.integration.test_changes import agent  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
@@ -220,3 +224,54 @@ def test_a_typed_note_is_not_dropped_unasked(page: Page):
     expect(page.get_by_role("heading", name="Clear IT Helpdesk's memory?")).to_be_focused()
     expect(note).to_have_count(0)
     expect(page.locator("#memory-content")).not_to_contain_text("Half a thought")
+
+
+def test_leaving_the_page_asks_before_dropping_a_typed_note(page: Page, agent):  # noqa: F811
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
+    # An entry arrives while she is away (as in test_news), so "Mark as seen" is offered.
+    assert MemoryVisit.objects.update(seen_at=F("seen_at") - timedelta(minutes=5)) == 1
+    agent.append("- Booked the Eurostar.", "travel-planner", "Train booked")
+    page.reload()
+    asked: list[str] = []
+    answers: list[bool] = []
+
+    def answer(dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept() if answers and answers.pop(0) else dialog.dismiss()
+
+    page.on("dialog", answer)
+    entries = page.locator("#memory-content .entry")
+    note = page.get_by_role("textbox", name="Note")
+    expect(entries).to_have_count(3)
+    expect(page.locator(".entry-new")).to_have_count(1)
+    page.get_by_role("button", name="Add a note").click()
+    expect(note).to_be_focused()
+    page.keyboard.type("- Window seat")
+
+    # Requests that swap #memory-content (the panel is outside it) neither ask nor drop it.
+    page.get_by_role("button", name="Markdown", exact=True).click()
+    expect(page.locator("#memory-content .raw-markdown")).to_be_visible()
+    page.get_by_role("button", name="Formatted").click()
+    page.get_by_role("button", name=re.compile(r"^Delete entry \d+: Upcoming trip")).click()
+    expect(entries).to_have_count(2)
+    page.get_by_role("button", name="Undo").click()
+    expect(entries).to_have_count(3)
+    assert asked == []
+    expect(note).to_have_value("- Window seat")
+
+    # "Mark as seen" loads a new page: asked; kept, the note stays and nothing is marked.
+    seen = page.get_by_role("button", name="Mark as seen")
+    answers.append(False)
+    seen.click()
+    assert asked == ["Discard the note you typed?"]
+    expect(note).to_be_focused()
+    expect(note).to_have_value("- Window seat")
+    expect(page.locator(".entry-new")).to_have_count(1)
+
+    # Discarded: it goes ahead.
+    answers.append(True)
+    seen.click()
+    expect(page.locator("#toasts")).to_contain_text("Marked as seen.")
+    assert len(asked) == 2
+    expect(page.locator(".entry-new")).to_have_count(0)
+    expect(note).to_have_count(0)
