@@ -3,7 +3,7 @@
 
 from collections.abc import Callable
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, re_path
 
 from memory_ui.web.views import (
     activity,
@@ -114,6 +114,8 @@ urlpatterns = [
     path(
         f"{deletion}/result", support_deletion.support_request_result, name="support_request_result"
     ),
+    # before support addresses carried an opaque id they carried the UPN (never a slug: @)
+    re_path(r"^support/users/[^/]*@", support_lookup.support_old_address),
     path("activity", activity.activity, name="activity"),
     # the legacy memory stores (seed 003): reading, changing, downloading
     path("memory/legacy", legacy.stores, name="legacy_stores"),

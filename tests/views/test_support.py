@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import json
+import logging
 import re
 import zipfile
 from urllib.parse import parse_qs, urlsplit
@@ -202,6 +203,36 @@ def test_an_id_this_session_does_not_know_leads_back_to_the_look_up(
 def test_a_upn_is_not_an_address(carol: Client, fake: FakeCoreAPI):
     looked_up(carol)
     assert carol.get(f"/support/users/{ALICE}/").status_code == 404
+    assert fake.calls == [] and not AuditEvent.objects.exists()
+
+
+def test_an_old_upn_address_leads_staff_to_the_look_up(
+    carol: Client, alice: Client, fake: FakeCoreAPI, caplog: pytest.LogCaptureFixture
+):
+    """Bookmarks from when addresses carried the UPN: still 404, but staff learn why and
+    get the look-up; nobody else learns the route exists; the UPN is not echoed."""
+    caplog.set_level(logging.DEBUG)
+    old = [f"/support/users/{ALICE}/", f"/support/users/{ALICE}/reveal", "/support/users/a%40b/"]
+    for url in old:
+        response = carol.get(url)
+        assert response.status_code == 404 and is_page(response)
+        text = page_text(response)
+        assert "Support pages no longer carry the person's address" in text
+        assert 'href="/support/"' in body(response)
+        assert "alice" not in body(response).lower() and "a@b" not in body(response)
+    # Only Django's own "Not Found: <path>" names the address.
+    assert not [
+        r for r in caplog.records if "alice" in r.getMessage() and r.name != "django.request"
+    ]
+    ordinary = page_text(carol.get("/support/users/x/y/z"))
+    assert "There is nothing here, or it is not yours to see." in ordinary
+    for client in (alice, Client()):
+        response = client.get(f"/support/users/{ALICE}/")
+        assert response.status_code == 404
+        assert page_text(response) == page_text(client.get("/no-such-page/"))
+        assert "no longer carry" not in page_text(response)
+    posted = carol.post(f"/support/users/{ALICE}/reveal")  # an old form: nothing to do
+    assert posted.status_code == 404 and page_text(posted) == ordinary
     assert fake.calls == [] and not AuditEvent.objects.exists()
 
 

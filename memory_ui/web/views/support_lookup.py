@@ -101,3 +101,14 @@ def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
         "document": revealed.document,
     }
     return render(request, "memory_ui/support/reveal.html", context)
+
+
+def support_old_address(request: HttpRequest) -> HttpResponse:
+    """An address from before support pages carried an opaque id (`/support/users/<upn>/…`,
+    an old bookmark): still a 404, but support staff are told why and led to the look-up.
+    Anyone else (signed out included) gets the ordinary 404, so the route tells them
+    nothing. The UPN in the address is neither shown nor logged here."""
+    identity = auth.current_identity(request)
+    if request.method not in ("GET", "HEAD") or identity is None or not identity.is_support:
+        return render(request, "404.html", status=404)
+    return render(request, "memory_ui/support/old_address.html", status=404)
