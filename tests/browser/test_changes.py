@@ -160,10 +160,9 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     expect(page.locator("#entry-1")).not_to_contain_text("Moved to March")
 
 
-def test_a_typed_note_is_not_dropped_unasked(page: Page):
-    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
-    # Every dialog is recorded (so an unexpected one fails the count checks) and answered
-    # from `answers` in order; with none left it is dismissed.
+def scripted_dialogs(page: Page) -> tuple[list[str], list[bool]]:
+    """Every dialog is recorded in `asked` (so an unexpected one fails the count checks) and
+    answered from `answers` in order; with none left it is dismissed."""
     asked: list[str] = []
     answers: list[bool] = []
 
@@ -172,6 +171,12 @@ def test_a_typed_note_is_not_dropped_unasked(page: Page):
         dialog.accept() if answers and answers.pop(0) else dialog.dismiss()
 
     page.on("dialog", answer)
+    return asked, answers
+
+
+def test_a_typed_note_is_not_dropped_unasked(page: Page):
+    sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
+    asked, answers = scripted_dialogs(page)
     add = page.get_by_role("button", name="Add a note")
     note = page.get_by_role("textbox", name="Note")
     panel = page.locator("#change-panel")
@@ -232,14 +237,7 @@ def test_leaving_the_page_asks_before_dropping_a_typed_note(page: Page, agent): 
     assert MemoryVisit.objects.update(seen_at=F("seen_at") - timedelta(minutes=5)) == 1
     agent.append("- Booked the Eurostar.", "travel-planner", "Train booked")
     page.reload()
-    asked: list[str] = []
-    answers: list[bool] = []
-
-    def answer(dialog) -> None:
-        asked.append(dialog.message)
-        dialog.accept() if answers and answers.pop(0) else dialog.dismiss()
-
-    page.on("dialog", answer)
+    asked, answers = scripted_dialogs(page)
     entries = page.locator("#memory-content .entry")
     note = page.get_by_role("textbox", name="Note")
     expect(entries).to_have_count(3)
