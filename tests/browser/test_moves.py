@@ -62,6 +62,7 @@ def test_alice_copies_an_entry_to_another_agent(page: Page):
     page.keyboard.press("Space")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Preview: copy “Upcoming trip”")).to_be_visible()
+    expect(page.get_by_role("button", name="Copy it")).to_be_focused()
     expect(page.get_by_text("keeps it as it is")).to_be_visible()
     check_accessibility(page, "copy preview")
 
