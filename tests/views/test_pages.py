@@ -39,6 +39,14 @@ def test_healthz_answers_without_sign_in(client: Client):
     assert "no-cache" in response["Cache-Control"]
 
 
+@pytest.mark.usefixtures("static_from_finders")
+def test_favicon_ico_leads_to_the_portals_icon(client: Client):
+    # Chromium asks for /favicon.ico by itself now and then; a 404 there is a console error.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/img/favicon.svg"
+
+
 def test_signed_out_page(client: Client, fake: FakeCoreAPI):
     response = client.get("/auth/signed-out")
     assert response.status_code == 200
