@@ -1,0 +1,19 @@
+"""Template source rules Django itself does not enforce."""
+
+import re
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def test_no_one_line_comment_spans_lines():
+    # Django's {# … #} ends at the line's end: one left open prints its text on the page.
+    # Longer comments use {% comment %}.
+    open_comment = re.compile(r"\{#(?![^\n]*#\})")
+    found = [
+        f"{path.relative_to(TEMPLATES)}:{source[: match.start()].count(chr(10)) + 1}"
+        for path in sorted(TEMPLATES.rglob("*.html"))
+        for source in [path.read_text()]
+        for match in open_comment.finditer(source)
+    ]
+    assert TEMPLATES.is_dir() and found == []
