@@ -4,7 +4,8 @@
 #   migrate          apply database migrations; run once per release, before the new pods serve
 #   wait-for-migrations [SECONDS]
 #                    wait (default 600 s) until no migration is left to apply (an init container)
-#   clearsessions    delete expired sessions (daily: a CronJob or a Container Apps job)
+#   clearsessions    delete expired sessions and submission claims (daily: a CronJob or a
+#                    Container Apps job; manage.py purge_expired)
 #   check            Django's deployment checks; fails on any warning
 #   manage ARGS...   any other manage.py command
 set -eu
@@ -24,11 +25,11 @@ case "$command" in
       sleep 2
     done
     ;;
-  clearsessions) exec python manage.py clearsessions ;;
+  clearsessions) exec python manage.py purge_expired ;;
   check) exec python manage.py check --deploy --fail-level WARNING ;;
   manage) exec python manage.py "$@" ;;
   *)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -163,6 +163,16 @@ def test_migrations_job_has_a_deadline_and_a_ttl_and_pods_wait_for_it():
     assert cron["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] > 0
 
 
+def test_the_daily_job_runs_the_entry_points_clean_up():
+    """`clearsessions` runs `manage.py purge_expired` (expired sessions and submission
+    claims; tests/unit/test_deploy.py runs it on a database with expired and live rows)."""
+    (cron,) = of_kind(render(AKS), "CronJob")
+    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["clearsessions"]
+    assert cron["spec"]["schedule"] == "17 3 * * *"  # daily
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+
+
 def test_tmp_is_sized_and_ingress_takes_the_portals_largest_request():
     objects = render(AKS)
     (deployment,) = of_kind(objects, "Deployment")

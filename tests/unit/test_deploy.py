@@ -12,6 +12,7 @@ import secrets
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,6 +146,39 @@ def test_migrate_makes_the_cache_table_even_with_redis(tmp_path: Path):
     with sqlite3.connect(tmp_path / "db.sqlite3") as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert "portal_cache" in tables
+
+
+def test_the_daily_job_deletes_expired_sessions_and_claims(tmp_path: Path):
+    """`clearsessions` as the chart's CronJob runs it: expired sessions (with their refresh
+    tokens) and submission claims past their day go, nothing else (issue 19 left the
+    claims to the next form claimed)."""
+    env = devstack_env(tmp_path)
+    assert entrypoint("migrate", env=env).returncode == 0
+    now = datetime.now(UTC)
+
+    def stamp(delta: timedelta) -> str:  # how Django stores a datetime in SQLite (UTC)
+        return (now + delta).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        db.executemany(
+            "INSERT INTO django_session VALUES (?, '', ?)",
+            [("expired", stamp(-timedelta(minutes=1))), ("live", stamp(timedelta(hours=8)))],
+        )
+        db.executemany(
+            "INSERT INTO memory_ui_submissionclaim"
+            " (owner_oid, token, created_at, state, round) VALUES (?, ?, ?, '', 0)",
+            [
+                ("alice-oid", "old-" + "k" * 18, stamp(-timedelta(days=1, minutes=1))),
+                ("alice-oid", "new-" + "k" * 18, stamp(-timedelta(hours=23))),
+            ],
+        )
+    result = entrypoint("clearsessions", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "1 expired submission claims" in result.stdout
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        assert [r[0] for r in db.execute("SELECT session_key FROM django_session")] == ["live"]
+        tokens = [r[0] for r in db.execute("SELECT token FROM memory_ui_submissionclaim")]
+    assert tokens == ["new-" + "k" * 18]
 
 
 def test_gunicorn_loads_its_configuration(tmp_path: Path):
