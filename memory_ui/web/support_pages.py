@@ -113,11 +113,7 @@ def refused(
     context: dict[str, Any] = {"upn": user.upn, "subject": user.subject, "refusal": message}
     match = request.resolver_match
     if request.method == "POST" and match and match.url_name == "support_request_start":
-        context["typed"] = {
-            "reason": request.POST.get("reason", ""),
-            "ticket": request.POST.get("ticket", ""),
-            "scopes": request.POST.getlist("scopes"),
-        }
+        context["typed"] = DeletionRequestForm.typed_again(request.POST)
         context["request_nonce"] = nonce_issue(request.session, user.upn, "request")
         if status >= 500:
             request.session.save()  # Django skips it on a 5xx; the new confirmation must last

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
 from django.utils.html import format_html
 
 from memory_ui.audit import Action
@@ -110,6 +111,23 @@ class DeletionRequestForm(NonceConfirmation):
         )
         self.fields["scopes"].choices = [(EVERY_MEMORY, every), *scope_choices]
 
+    @classmethod
+    def typed_again(cls, data: QueryDict) -> DeletionRequestForm:
+        """The form on the page of a refusal by CoreAPI or the sign-in: the reason and
+        ticket as typed, the memories chosen carried as hidden fields (the user's memories
+        could not be listed; sent again, they are checked against the list)."""
+        chosen = data.getlist("scopes")
+        form = cls(
+            initial={
+                "reason": data.get("reason", ""),
+                "ticket": data.get("ticket", ""),
+                "scopes": chosen,
+            },
+            scope_choices=[(key, key) for key in chosen if key != EVERY_MEMORY],
+        )
+        form.fields["scopes"].widget = forms.MultipleHiddenInput()
+        return form
+
     def clean_scopes(self) -> list[str]:
         chosen = self.cleaned_data["scopes"]
         if EVERY_MEMORY in chosen:
@@ -134,12 +152,45 @@ class ClearRequestForm(UPNConfirmation, NonceConfirmation):
 
 
 class AuditFilterForm(forms.Form):
-    subject = forms.CharField(required=False, max_length=254)
-    actor = forms.CharField(required=False, max_length=254)
-    ticket = forms.CharField(required=False, max_length=100)
-    action = forms.ChoiceField(required=False, choices=[("", "Any"), *Action.choices])
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    """The audit trail's filters: people by UPN, a ticket, an action, whole days."""
+
+    DATE_ERRORS = {"invalid": "Enter a date with the date picker."}
+
+    subject = forms.CharField(label="Subject UPN", required=False, max_length=254)
+    actor = forms.CharField(label="Actor UPN", required=False, max_length=254)
+    ticket = forms.CharField(label="Ticket", required=False, max_length=100)
+    action = forms.ChoiceField(
+        label="Action", required=False, choices=[("", "Any"), *Action.choices]
+    )
+    date_from = forms.DateField(
+        label="From",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages=DATE_ERRORS,
+    )
+    date_to = forms.DateField(
+        label="To",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages=DATE_ERRORS,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, auto_id="audit-%s", **kwargs)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("date_from"), data.get("date_to")
+        if first and last and first > last:
+            self.add_error("date_to", "The end date is before the start date.")
+        return data
+
+    @property
+    def problem(self) -> str:
+        """What the page says above the filters when one is wrong (each says its own)."""
+        if set(self.errors) <= {"date_from", "date_to"}:
+            return "Check the dates below."
+        return "Check the filters below."
 
 
 class ActivityFilterForm(forms.Form):
