@@ -203,6 +203,13 @@ def test_carol_walks_the_support_pages(page: Page):
 
     page.goto("/support/audit")
     check_accessibility(page, "audit trail")
+    page.get_by_label("From").fill("2026-05-02")
+    page.get_by_label("To", exact=True).fill("2026-05-01")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#audit-date_to-error")).to_have_text(
+        "The end date is before the start date."
+    )
+    check_accessibility(page, "audit trail: a wrong filter")
     page.goto("/activity")
     check_accessibility(page, "carol's activity")
 
