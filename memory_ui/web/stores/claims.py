@@ -27,8 +27,8 @@ SUBMISSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 def submission_claims_purge() -> int:
     """Delete the claims older than any form still open; how many went. Run on the path
-    that adds rows and by the daily `manage.py purge_expired`, so a quiet portal keeps
-    no object ids for longer than a day either."""
+    that adds rows and by the daily `manage.py purge_expired`, so that object ids do not
+    stay for good in a portal where nobody adds anything any more."""
     expired = SubmissionClaim.objects.filter(created_at__lt=timezone.now() - SUBMISSION_AGE)
     deleted, _ = expired.delete()
     return deleted
