@@ -14,6 +14,23 @@ class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
         raise TypeError("Audit events are append-only.")
 
 
+# The audit fields take their choices from these callables, not from lists: a migration
+# names a callable rather than copying its list, so a new action or source needs no
+# migration (choices are checked by forms and full_clean, never by the database). Before
+# this, every new action wrote an AlterField restating all of them (0004, 0006, 0008).
+# Migrations import these by name: renaming or removing one breaks them.
+def audit_actions() -> list[tuple[str, str]]:
+    return AuditEvent.Action.choices
+
+
+def audit_outcomes() -> list[tuple[str, str]]:
+    return AuditEvent.Outcome.choices
+
+
+def audit_sources() -> list[tuple[str, str]]:
+    return AuditEvent.Source.choices
+
+
 class AuditEvent(models.Model):
     """One thing done to someone's memory, by them or by support staff."""
 
@@ -43,18 +60,18 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Which memory system the event is about (issue 18): a legacy store event keeps the
     # store's agent in agent_name and the store's full name in agent_object_id.
-    source = models.CharField(max_length=16, choices=Source.choices, default=Source.COREAPI)
+    source = models.CharField(max_length=16, choices=audit_sources, default=Source.COREAPI)
     actor_upn = models.CharField(max_length=320)
     actor_oid = models.CharField(max_length=64)
     actor_is_support = models.BooleanField(default=False)
     subject_upn = models.CharField(max_length=320, db_index=True)
-    action = models.CharField(max_length=16, choices=Action.choices)
+    action = models.CharField(max_length=16, choices=audit_actions)
     scope = models.CharField(max_length=16, blank=True)
     agent_name = models.CharField(max_length=200, blank=True)
     agent_object_id = models.CharField(max_length=400, blank=True)
     reason = models.CharField(max_length=500, blank=True)
     ticket = models.CharField(max_length=100, blank=True)
-    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    outcome = models.CharField(max_length=8, choices=audit_outcomes)
     error_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error_message = models.CharField(max_length=300, blank=True)
     bytes_before = models.PositiveIntegerField(null=True, blank=True)

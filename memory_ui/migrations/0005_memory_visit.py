@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("memory_ui", "0004_undo_action"),
-    ]
+    dependencies = [("memory_ui", "0004_undo_action")]
 
     operations = [
         migrations.CreateModel(

@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("memory_ui", "0006_audit_source_move"),
-    ]
+    dependencies = [("memory_ui", "0006_audit_source_move")]
 
     operations = [
         migrations.CreateModel(
