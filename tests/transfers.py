@@ -4,14 +4,17 @@ the fake (tests/views), the devstack (tests/integration) or a browser downloads 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from memory_ui.models import AuditEvent
@@ -80,3 +83,51 @@ def assert_download_token_comes_back_as_a_cookie(client: Client) -> None:
     assert response.cookies["download_ready"]["samesite"] == "Strict"
     odd = client.get("/memory/user/export", {"download_token": "<script>"})
     assert "download_ready" not in odd.cookies
+
+
+# --- restoring an "Export everything" zip --------------------------------------------------
+
+
+def make_archive(documents: dict[str | None, str], upn: str = "alice@contoso.com") -> bytes:
+    """A zip as "Export everything" writes it (see memory_ui's archive module)."""
+    files = []
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for agent, text in documents.items():
+            path = f"agent-{agent}.md" if agent else "user.md"
+            data = text.encode()
+            archive.writestr(path, data)
+            files.append(
+                {
+                    "path": path,
+                    "scope": "agent" if agent else "user",
+                    "agent_name": agent,
+                    "agent_object_id": None,
+                    "updated_on": None,
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "bytes": len(data),
+                }
+            )
+        manifest = {
+            "format": "memory-portal-export",
+            "version": 1,
+            "upn": upn,
+            "exported_at": "2026-12-01T09:00:00Z",
+            "files": files,
+        }
+        archive.writestr("manifest.json", json.dumps(manifest))
+    return buffer.getvalue()
+
+
+def upload(client: Client, data: bytes, name: str = "export.zip", **kwargs):
+    zip_file = SimpleUploadedFile(name, data, content_type="application/zip")
+    return client.post("/import/archive", {"archive": zip_file}, **kwargs)
+
+
+def plan(client: Client, url: str) -> tuple[str, dict[str, str]]:
+    """The preview's apply URL and the version of each memory it shows."""
+    page = client.get(url).content.decode()
+    action = re.search(r'action="(/import/archive/[^"]+/apply)"', page)
+    assert action, page[:2000]
+    versions = dict(re.findall(r'name="version-([^"]+)" value="([^"]*)"', page))
+    return action[1], versions

@@ -18,6 +18,7 @@ from memory_ui.memory.paging import (
     shown_markdown,
 )
 from tests.shapes import HOSTILE_SHAPES, long_list, structured
+from tests.unit.timing import timed
 
 MiB = 1024 * 1024
 
@@ -96,11 +97,8 @@ def test_cards_count_entries_as_the_page_does():
 @pytest.mark.parametrize("name", list(HOSTILE_SHAPES))
 def test_hostile_megabytes_parse_into_pages_in_bounded_time(name):
     text = HOSTILE_SHAPES[name](MiB)
-    started = time.thread_time()  # this thread's CPU: the work, not the machine's load
-    page = Prepared(text).page(1)
-    elapsed = time.thread_time() - started
+    page = timed(lambda: Prepared(text).page(1))
     assert page is not None
-    assert elapsed < 2.0, f"took {elapsed:.1f} s"
 
 
 def test_a_document_is_parsed_once_per_version(settings, monkeypatch):

@@ -33,6 +33,13 @@ HEADERS = {"page": {}, "htmx": HTMX}  # a plain request, or htmx asking for a fr
 USER = {"scope": "user"}
 TRAVEL = {"scope": "agent", "agent": "travel-planner"}
 
+# The fake's agents (tests/fake_coreapi.py) by name, with the names pages show them by.
+AGENTS = {
+    "benefits-assistant": "Benefits Assistant",
+    "it-helpdesk": "IT Helpdesk",
+    "travel-planner": "Travel Planner",
+}
+
 
 @dataclass(frozen=True)
 class Failure:

@@ -18,8 +18,8 @@ from devstack.coreapi import formats
 from memory_ui.coreapi import CoreAPIOutcomeUnknown, CoreAPIUnavailable
 from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from tests.fake_coreapi import FakeCoreAPI
+from tests.transfers import make_archive, plan, upload
 from tests.views.helpers import HTMX, USER, body, field_value, fields_of, page_text, textarea
-from tests.views.test_transfer import make_archive, plan, upload
 
 FLIGHT = "- Flight to Madrid on 3 March, 10:00."
 

@@ -10,6 +10,7 @@ from django.test import Client
 from tests.fake_coreapi import FakeCoreAPI
 from tests.pages import assert_sent_to_idp_sign_out, batched_cards, page_html
 from tests.views.helpers import (
+    AGENTS,
     FAILURES,
     HEADERS,
     HTMX,
@@ -22,12 +23,6 @@ from tests.views.helpers import (
     starts_with,
     varies_on_htmx,
 )
-
-AGENTS = {
-    "benefits-assistant": "Benefits Assistant",
-    "it-helpdesk": "IT Helpdesk",
-    "travel-planner": "Travel Planner",
-}
 
 # --- no sign-in needed ----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from memory_ui.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI
 from tests.pages import page_html
 from tests.views.helpers import (
+    AGENTS,
     HEADERS,
     HTMX,
     body,
@@ -23,7 +24,6 @@ from tests.views.helpers import (
     starts_with,
     varies_on_htmx,
 )
-from tests.views.test_pages import AGENTS
 
 
 def read_memories(fake: FakeCoreAPI) -> list[str | None]:

@@ -3,9 +3,7 @@ a preview, and restoring an "Export everything" zip."""
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import re
 import zipfile
 
@@ -22,7 +20,10 @@ from tests.transfers import (
     assert_markdown_download,
     audit,
     export_everything,
+    make_archive,
     manifest_files,
+    plan,
+    upload,
 )
 from tests.views.helpers import (
     HEADERS,
@@ -398,51 +399,6 @@ def test_a_confirmation_is_validated_again(alice: Client, fake: FakeCoreAPI, fie
 
 
 # --- import home and restoring "Export everything" ----------------------------------------------
-
-
-def make_archive(documents: dict[str | None, str], upn: str = "alice@contoso.com") -> bytes:
-    """A zip as "Export everything" writes it (see memory_ui's archive module)."""
-    files = []
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for agent, text in documents.items():
-            path = f"agent-{agent}.md" if agent else "user.md"
-            data = text.encode()
-            archive.writestr(path, data)
-            files.append(
-                {
-                    "path": path,
-                    "scope": "agent" if agent else "user",
-                    "agent_name": agent,
-                    "agent_object_id": None,
-                    "updated_on": None,
-                    "sha256": hashlib.sha256(data).hexdigest(),
-                    "bytes": len(data),
-                }
-            )
-        manifest = {
-            "format": "memory-portal-export",
-            "version": 1,
-            "upn": upn,
-            "exported_at": "2026-12-01T09:00:00Z",
-            "files": files,
-        }
-        archive.writestr("manifest.json", json.dumps(manifest))
-    return buffer.getvalue()
-
-
-def upload(client: Client, data: bytes, name: str = "export.zip", **kwargs):
-    zip_file = SimpleUploadedFile(name, data, content_type="application/zip")
-    return client.post("/import/archive", {"archive": zip_file}, **kwargs)
-
-
-def plan(client: Client, url: str) -> tuple[str, dict[str, str]]:
-    """The preview's apply URL and the version of each memory it shows."""
-    page = body(client.get(url))
-    action = re.search(r'action="(/import/archive/[^"]+/apply)"', page)
-    assert action, page[:2000]
-    versions = dict(re.findall(r'name="version-([^"]+)" value="([^"]*)"', page))
-    return action[1], versions
 
 
 def test_import_home_offers_every_memory_and_the_archive_upload(alice: Client):
