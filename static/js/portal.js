@@ -50,16 +50,31 @@
     focusOn(region.querySelector("[autofocus]") || heading || region);
   }
 
+  // Whether any of the text fields in `element` passes `test`.
+  function anyField(element, test) {
+    return Array.prototype.some.call(element.querySelectorAll("textarea, input[type='text']"), test);
+  }
+
+  function filled(field) {
+    return field.value.trim() !== "";
+  }
+
+  function edited(field) {
+    return field.value !== field.defaultValue;
+  }
+
+  // The panel the user agreed to discard while it still shows (a form leaving the page
+  // asked): leaving then asks nothing more, unless they type in it again.
+  var discarded = null;
+
   // Whether the open panel must stay: it names its question in data-ask-discard, holds
   // text (typed, or given back by a refused send) and the user chose to keep it.
   function keepsTyped(open) {
     var question = open.getAttribute("data-ask-discard");
-    if (!question) return false;
-    var typed = Array.prototype.some.call(
-      open.querySelectorAll("textarea, input[type='text']"),
-      function (field) { return field.value.trim() !== ""; }
-    );
-    return typed && !window.confirm(question);
+    if (!question || !anyField(open, filled)) return false;
+    if (!window.confirm(question)) return true;
+    discarded = open;
+    return false;
   }
 
   function closePanel() {
@@ -138,11 +153,7 @@
     var editor = from.closest && from.closest("li.entry-editing");
     var entry = editor && entriesBeforeEdit[editor.id];
     if (!entry) return false;
-    var changed = Array.prototype.some.call(
-      editor.querySelectorAll("textarea, input[type='text']"),
-      function (field) { return field.value !== field.defaultValue; }
-    );
-    if (changed && !window.confirm("Discard your changes to this entry?")) return true;
+    if (anyField(editor, edited) && !window.confirm("Discard your changes to this entry?")) return true;
     delete entriesBeforeEdit[editor.id];
     editor.replaceWith(entry);
     if (window.htmx) window.htmx.process(entry);
@@ -167,6 +178,72 @@
     if (cancel && closePanel()) event.preventDefault();
     var cancelEdit = event.target.closest("[data-close-editor]");
     if (cancelEdit && closeEditor(cancelEdit)) event.preventDefault();
+  });
+
+  // Leaving the page by a link (the breadcrumb, the header) drops what is typed in the open
+  // panel (one with data-ask-discard) or in an entry's editor, and a followed link leaves
+  // before the page could ask: the browser's own leave-page prompt asks instead. Not while
+  // that very panel or editor is being sent (its answer may load a page), not after the
+  // user agreed to discard it, not for a download (the page stays), not when nothing is
+  // typed. An editor the portal gave back (a refused save, a preview) holds the user's
+  // text as its default: any text in it counts.
+  var sent = null; // { form, editor: its editor's id } until the answer comes back
+  var downloading = false; // a download was asked for: the prompt that follows is not one
+
+  function sending(form) {
+    var editor = form.closest("li.entry-editing");
+    if (editor || form.closest("#change-panel")) sent = { form: form, editor: editor && editor.id };
+  }
+
+  function beingSent(element) {
+    return sent !== null && sent.form.isConnected && element.contains(sent.form);
+  }
+
+  function wouldDropTyped() {
+    var open = panel();
+    var note = open && open !== discarded && open.hasAttribute("data-ask-discard") &&
+      !beingSent(open) && anyField(open, filled);
+    return note || Array.prototype.some.call(document.querySelectorAll("li.entry-editing"), function (editor) {
+      var givenBack = editor.hasAttribute("data-given-back");
+      return !beingSent(editor) && anyField(editor, givenBack ? filled : edited);
+    });
+  }
+
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    var source = event.detail.elt;
+    if (source.matches && source.matches("form")) sending(source);
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!sent || event.detail.elt !== sent.form) return;
+    var xhr = event.detail.xhr;
+    if (xhr.getResponseHeader("HX-Redirect") || xhr.getResponseHeader("HX-Refresh") === "true") return;
+    var editor = sent.editor && document.getElementById(sent.editor);
+    if (editor && editor.matches("li.entry-editing")) editor.setAttribute("data-given-back", "");
+    sent = null;
+  });
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.matches("[data-download]")) downloading = true;
+    // A plain form loads a new page (htmx forms are sent in htmx:beforeRequest above).
+    else if (!event.defaultPrevented && !form.matches("[hx-get], [hx-post]")) sending(form);
+  });
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("a[data-download]")) downloading = true;
+  });
+  // A download asked for without a prompt after it (a new tab, one already preparing) must
+  // not silence the next one: the next key or pointer press starts afresh.
+  ["keydown", "pointerdown"].forEach(function (type) {
+    document.addEventListener(type, function () { downloading = false; }, true);
+  });
+  document.addEventListener("input", function (event) {
+    if (discarded && discarded.contains(event.target)) discarded = null;
+  });
+  window.addEventListener("beforeunload", function (event) {
+    var download = downloading;
+    downloading = false;
+    if (download || !wouldDropTyped()) return;
+    event.preventDefault();
+    event.returnValue = true; // browsers before preventDefault() was enough (Chrome 119)
   });
 
   // Where focus was when a request began (before hx-disabled-elt takes it from a disabled

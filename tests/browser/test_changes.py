@@ -273,3 +273,63 @@ def test_leaving_the_page_asks_before_dropping_a_typed_note(page: Page, agent): 
     assert len(asked) == 2
     expect(page.locator(".entry-new")).to_have_count(0)
     expect(note).to_have_count(0)
+
+
+def test_following_a_link_away_asks_the_browser_before_dropping_what_is_typed(page: Page):
+    # A followed link (breadcrumb, header) leaves before the page could ask itself: the
+    # browser's own leave-page prompt asks, which Playwright sees as a "beforeunload" dialog.
+    here = "/memory/agents/it-helpdesk"
+    sign_in_as(page, "Alice Example", here)
+    asked, answers = scripted_dialogs(page)
+    crumb = page.get_by_role("navigation", name="breadcrumb").get_by_role(
+        "link", name="Your memory"
+    )
+    add = page.get_by_role("button", name="Add a note")
+    note = page.get_by_role("textbox", name="Note")
+    dashboard = re.compile(r"^https?://[^/]+/$")
+
+    # An empty note: the link is followed at once.
+    add.click()
+    expect(note).to_be_focused()
+    crumb.click()
+    expect(page).to_have_url(dashboard)
+    assert asked == []
+
+    page.goto(here)
+    add.click()
+    expect(note).to_be_focused()
+    page.keyboard.type("- Half a thought")
+
+    # A download stays on the page: not asked, the note kept.
+    with page.expect_download():
+        page.get_by_role("button", name="Download (.md)", exact=True).click()
+    assert asked == []
+    expect(note).to_have_value("- Half a thought")
+
+    # Typed: the browser asks; staying keeps the page and the note as they were.
+    with page.expect_event("dialog") as dialog:
+        crumb.click()
+    assert dialog.value.type == "beforeunload"
+    expect(page).to_have_url(re.compile(f"{here}$"))
+    expect(note).to_have_value("- Half a thought")
+
+    # Leaving: the next page.
+    answers.append(True)
+    with page.expect_event("dialog") as dialog:
+        crumb.click()
+    assert dialog.value.type == "beforeunload"
+    expect(page).to_have_url(dashboard)
+    assert len(asked) == 2
+
+    # An entry's editor with a changed text: the same.
+    page.goto(here)
+    page.get_by_role("button", name=re.compile(r"^Edit entry 1\b")).click()
+    text = page.get_by_role("textbox", name="Text")
+    expect(text).to_be_focused()
+    page.keyboard.type(" Changed.")
+    answers.append(True)
+    with page.expect_event("dialog") as dialog:
+        crumb.click()
+    assert dialog.value.type == "beforeunload"
+    expect(page).to_have_url(dashboard)
+    assert len(asked) == 3
