@@ -218,6 +218,12 @@ def legacy_store(actor: Actor, key: str) -> Store | None:
     return next((_store(t) for t in _backend().configured_targets() if t.key == key), None)
 
 
+def legacy_store_keys() -> frozenset[str]:
+    """The configured stores' full names, asking them nothing (Activity's links to them)."""
+    keys = (t.key for t in _backend().configured_targets()) if legacy_enabled() else ()
+    return frozenset(keys)
+
+
 def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> Page:
     """One page of the actor's files in `store` (path, description, updated, has_text;
     no contents), in ONE entries-list call."""

@@ -15,6 +15,8 @@
 //   another panel (Clear) throws it away, as an entry's editor does.
 // - An entry's editor opened in place starts in its text field; Escape or its Cancel puts
 //   the entry back (asking first if something was typed) and focus on its Edit button.
+// - Following a link away from a typed note or a changed entry gets the browser's own
+//   leave-page prompt.
 (function () {
   "use strict";
   var opener = null;
@@ -213,7 +215,7 @@
     var source = event.detail.elt;
     if (source.matches && source.matches("form")) sending(source);
   });
-  document.addEventListener("htmx:afterRequest", function (event) {
+  document.body.addEventListener("htmx:afterRequest", function (event) {
     if (!sent || event.detail.elt !== sent.form) return;
     var xhr = event.detail.xhr;
     if (xhr.getResponseHeader("HX-Redirect") || xhr.getResponseHeader("HX-Refresh") === "true") return;

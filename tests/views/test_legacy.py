@@ -15,7 +15,12 @@ from django.test import Client
 from django.urls import reverse
 
 from memory_ui.audit import AuditEvent
-from memory_ui.legacy import LegacyUnavailable
+from memory_ui.legacy import (
+    LegacyForbidden,
+    LegacyRateLimited,
+    LegacyUnauthorized,
+    LegacyUnavailable,
+)
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_backend import CAPABILITIES
@@ -476,3 +481,54 @@ def test_admin_lists_and_filters_audit_events_by_source(carol: Client, legacy) -
         .count("Legacy memory store</td>")
         == 0
     )
+
+
+def test_own_activity_links_legacy_events_to_configured_stores_only(
+    alice: Client, carol: Client, legacy, settings
+) -> None:
+    alice.post(url("legacy_delete"), {"path": PREFS})
+    # An event about a store the portal has since been configured without.
+    gone = "main.agents.retired_memory"
+    AuditEvent.objects.create(
+        actor_upn=ALICE, subject_upn=ALICE, action="delete-entry", source="legacy",
+        agent_name="retired", agent_object_id=gone,
+    )  # fmt: skip
+    store_link = f'<a href="{url("legacy_store")}">Legacy memory store: {TRAVEL}</a>'
+
+    own = alice.get(reverse("activity")).content.decode()
+    audit = carol.get(reverse("support_audit")).content.decode()
+
+    assert store_link in own
+    assert f"<td>Legacy memory store: {gone}</td>" in own  # named, not linked
+    assert f"Legacy memory store: {TRAVEL}" in audit and store_link not in audit
+
+    settings.LEGACY_STORES_BASE_URL = ""  # the source turned off: its pages are 404s
+    off = alice.get(reverse("activity")).content.decode()
+    assert f"<td>Legacy memory store: {TRAVEL}</td>" in off and store_link not in off
+
+
+@pytest.mark.parametrize(
+    ("failure", "retry"),
+    [
+        (LegacyUnauthorized, False),  # the portal's own credentials: again is refused again
+        (LegacyForbidden, False),
+        (LegacyUnavailable, True),  # timeouts and 5xx
+        (LegacyRateLimited, True),
+    ],
+)
+def test_list_errors_offer_try_again_only_where_it_can_help(
+    alice: Client, legacy, monkeypatch: pytest.MonkeyPatch, failure, retry: bool
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise failure()
+
+    monkeypatch.setattr(legacy, "describe", refuse)
+    monkeypatch.setattr(legacy, "read_page", refuse)
+    stores = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    files = alice.get(url("legacy_store"))
+
+    for response, again in ((stores, reverse("legacy_stores")), (files, url("legacy_store"))):
+        html = response.content.decode()
+        assert response.status_code == failure.portal_status
+        assert failure.default_message.replace("'", "&#x27;") in html
+        assert (f'href="{again}" role="button" class="secondary">Try again' in html) is retry

@@ -1,7 +1,8 @@
 """What happened to memory: a user's own Activity page, and the audit trail for support
 staff (filters and CSV). Both read the append-only audit events, and both name each
 memory as every other page does (`Target.label`): events keep agent names, shown by their
-display names where the portal knows them (`audit.agent_names_known`)."""
+display names where the portal knows them (`audit.agent_names_known`). A person's own rows
+link to the memory, or to the legacy store, where that page still exists."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember
 from memory_ui.coreapi import Agent, CoreAPIError
+from memory_ui.memory import legacy_ops
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
 from memory_ui.models import AuditEvent
 from memory_ui.web.access import signed_in, support_required, user_agents
@@ -152,6 +154,20 @@ def _activity_filtered(
     return events
 
 
+def _own_url(
+    event: AuditEvent, target: Target | None, own: dict[str, Agent], stores: frozenset[str]
+) -> str:
+    """Where a row of the user's own Activity links: the memory's page (shared memory, or an
+    agent they still have), or a legacy store's page while the portal is still configured
+    with that store; else nowhere (its page would be a 404)."""
+    if event.source == AuditEvent.Source.LEGACY:
+        store = event.agent_object_id
+        return reverse("legacy_store", args=[store]) if store in stores else ""
+    if target is None or (target.agent is not None and target.agent_name not in own):
+        return ""
+    return target_url(target)
+
+
 @require_GET
 @login_required
 def activity(request: HtmxHttpRequest) -> HttpResponse:
@@ -162,11 +178,11 @@ def activity(request: HtmxHttpRequest) -> HttpResponse:
     choices = _memory_choices(events, own or {}, names)
     form = ActivityFilterForm(request.GET or None, memory_choices=choices)
     page = Paginator(_activity_filtered(events, form), PAGE_SIZE).get_page(request.GET.get("page"))
+    stores = legacy_ops.legacy_store_keys()
     rows = []
     for event in page.object_list:
         target = event_target(event, names)
-        linked = target is not None and (target.agent is None or target.agent_name in (own or {}))
-        url = target_url(target) if linked and target else ""
+        url = _own_url(event, target, own or {}, stores)
         rows.append(EventRow(event, target, url, event_destination(event, names)))
     context = {
         "form": form,

@@ -27,7 +27,12 @@ from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from memory_ui.legacy import LegacyStoreError
+from memory_ui.legacy import (
+    LegacyRateLimited,
+    LegacyStoreError,
+    LegacyUnavailable,
+    LegacyUnexpectedResponse,
+)
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.backends import Capability, Item, Page
 from memory_ui.memory.legacy_ops import Store
@@ -43,6 +48,16 @@ from memory_ui.web.legacy_pages import (
     store_url,
 )
 from memory_ui.web.stores.legacy_undo import legacy_undo_label
+
+# Failures a list offers to try again: the stores did not answer (in time), were busy, or
+# answered something unreadable. A refusal (of the portal's own credentials, a privilege)
+# would only be refused again: the message says whom to tell instead.
+RETRYABLE = (LegacyUnavailable, LegacyRateLimited, LegacyUnexpectedResponse)
+
+
+def retry_url(error: LegacyStoreError, url: str) -> str:
+    """`url` for the error box's "Try again", or "" where trying again cannot help."""
+    return url if isinstance(error, RETRYABLE) else ""
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,7 @@ def stores(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "cards": [_card(request, store) for store in found],
         "error": error,
+        "retry_url": retry_url(error, reverse("legacy_stores")) if error else "",
         "notice": legacy_ops.SYSTEM_NOTICE,
     }
     status = error.portal_status if error else 200
@@ -187,6 +203,7 @@ def store(request: HtmxHttpRequest, key: str) -> HttpResponse:
         page: Page = legacy_ops.legacy_files(user_actor(request), found, cursor)
     except LegacyStoreError as exc:
         context["error"] = exc
+        context["retry_url"] = retry_url(exc, request.get_full_path())
         status = exc.portal_status
     else:
         base = reverse("legacy_file", args=[found.key])
