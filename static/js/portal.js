@@ -189,12 +189,13 @@
   // user agreed to discard it, not for a download (the page stays), not when nothing is
   // typed. An editor the portal gave back (a refused save, a preview) holds the user's
   // text as its default: any text in it counts.
-  var sent = null; // { form, editor: its editor's id } until the answer comes back
+  var sent = null; // { form, editor: its editor's id, xhr } until the answer comes back
   var downloading = false; // a download was asked for: the prompt that follows is not one
 
-  function sending(form) {
+  function sending(form, xhr) {
     var editor = form.closest("li.entry-editing");
-    if (editor || form.closest("#change-panel")) sent = { form: form, editor: editor && editor.id };
+    if (!editor && !form.closest("#change-panel")) return;
+    sent = { form: form, editor: editor && editor.id, xhr: xhr };
   }
 
   function beingSent(element) {
@@ -205,7 +206,8 @@
     var open = panel();
     var note = open && open !== discarded && open.hasAttribute("data-ask-discard") &&
       !beingSent(open) && anyField(open, filled);
-    return note || Array.prototype.some.call(document.querySelectorAll("li.entry-editing"), function (editor) {
+    var editors = document.querySelectorAll("li.entry-editing");
+    return note || Array.prototype.some.call(editors, function (editor) {
       var givenBack = editor.hasAttribute("data-given-back");
       return !beingSent(editor) && anyField(editor, givenBack ? filled : edited);
     });
@@ -213,12 +215,16 @@
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
-    if (source.matches && source.matches("form")) sending(source);
+    if (source.matches && source.matches("form")) sending(source, event.detail.xhr);
   });
+  // By its request: detail.elt is where htmx fires the event, an ancestor once the form
+  // itself was swapped out.
   document.body.addEventListener("htmx:afterRequest", function (event) {
-    if (!sent || event.detail.elt !== sent.form) return;
+    if (!sent || event.detail.xhr !== sent.xhr) return;
     var xhr = event.detail.xhr;
-    if (xhr.getResponseHeader("HX-Redirect") || xhr.getResponseHeader("HX-Refresh") === "true") return;
+    var leaves = xhr.getResponseHeader("HX-Redirect") ||
+      xhr.getResponseHeader("HX-Refresh") === "true";
+    if (leaves) return; // the page is about to go, with the form as sent
     var editor = sent.editor && document.getElementById(sent.editor);
     if (editor && editor.matches("li.entry-editing")) editor.setAttribute("data-given-back", "");
     sent = null;
@@ -227,7 +233,7 @@
     var form = event.target;
     if (form.matches("[data-download]")) downloading = true;
     // A plain form loads a new page (htmx forms are sent in htmx:beforeRequest above).
-    else if (!event.defaultPrevented && !form.matches("[hx-get], [hx-post]")) sending(form);
+    else if (!event.defaultPrevented && !form.matches("[hx-get], [hx-post]")) sending(form, null);
   });
   document.addEventListener("click", function (event) {
     if (event.target.closest("a[data-download]")) downloading = true;

@@ -9,7 +9,12 @@ from django.db.models import F
 from playwright.sync_api import Page, expect
 
 from memory_ui.models import MemoryVisit
-from tests.browser.conftest import check_accessibility, expect_changed, sign_in_as
+from tests.browser.conftest import (
+    check_accessibility,
+    expect_changed,
+    expect_statuses,
+    sign_in_as,
+)
 from tests.integration.test_changes import agent  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
@@ -333,3 +338,42 @@ def test_following_a_link_away_asks_the_browser_before_dropping_what_is_typed(pa
     assert dialog.value.type == "beforeunload"
     expect(page).to_have_url(dashboard)
     assert len(asked) == 3
+
+
+def test_sending_the_note_or_the_entry_asks_nothing_but_a_draft_given_back_is_kept(
+    page: Page,
+    agent,  # noqa: F811
+):
+    here = "/memory/agents/travel-planner"
+    sign_in_as(page, "Alice Example", "/memory/append?scope=agent&agent=travel-planner")
+    asked, _ = scripted_dialogs(page)
+
+    # The note's own page (a plain form): sending it loads the memory page, unasked.
+    page.get_by_role("textbox", name="Note").fill("- Window seat")
+    page.get_by_role("button", name="Add note").click()
+    expect_changed(page, here, "Added")
+    assert asked == []
+
+    # An entry's editor the portal gives back (an agent changed the entry meanwhile: refused,
+    # the draft kept as the editor's text): leaving it asks.
+    page.get_by_role("button", name="Edit entry 2: Upcoming trip").click()
+    text = page.get_by_role("textbox", name="Text")
+    expect(text).to_be_focused()
+    text.press("End")
+    page.keyboard.type(" Moved to March.")
+    agent.replace(agent.text("travel-planner").replace("London", "Paris"), "travel-planner")
+    expect_statuses(page, 409)
+    page.get_by_role("button", name="Save").click()
+    expect(
+        page.get_by_role("heading", name="This memory changed while you were editing")
+    ).to_be_visible()
+    expect(text).to_have_value(re.compile(r"Moved to March\.$"))
+    assert asked == []
+    crumb = page.get_by_role("navigation", name="breadcrumb").get_by_role(
+        "link", name="Your memory"
+    )
+    with page.expect_event("dialog") as dialog:
+        crumb.click()
+    assert dialog.value.type == "beforeunload"
+    expect(page).to_have_url(re.compile(f"{here}$"))
+    expect(text).to_have_value(re.compile(r"Moved to March\.$"))
