@@ -165,6 +165,23 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     expect(page.locator("#entry-1")).not_to_contain_text("Moved to March")
 
 
+def test_an_entry_saved_in_place_after_its_preview(page: Page):
+    # Typing refreshes the preview (the text field's own request): it must not look for the
+    # editor's buttons from inside the field (htmx logs a console error, failing the test).
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
+    page.get_by_role("button", name="Edit entry 2: Upcoming trip").click()
+    text = page.get_by_role("textbox", name="Text")
+    expect(text).to_be_focused()
+    text.press("End")
+    page.keyboard.type(" Moved to March.")
+    expect(page.locator("#edit-preview")).to_contain_text("Moved to March.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
+    expect(page.get_by_role("textbox", name="Text")).to_have_count(0)
+    page.reload()
+    expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
+
+
 def scripted_dialogs(page: Page) -> tuple[list[str], list[bool]]:
     """Every dialog is recorded in `asked` (so an unexpected one fails the count checks) and
     answered from `answers` in order; with none left it is dismissed."""
