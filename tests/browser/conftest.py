@@ -189,6 +189,10 @@ def check_accessibility(page: Page, state: str) -> None:
     """Fail unless `page`, as it is now, has no axe violations in light and dark, wide
     (1280 px) and on a phone (390 px), and does not scroll sideways at 390 or 320 px.
     The window's size and colour scheme are put back afterwards."""
+    # A click on a link returns once the next page has begun to arrive: wait until it has
+    # loaded (its stylesheets applied, its scripts run), else axe and the overflow check
+    # could measure a page half-built.
+    page.wait_for_load_state()
     viewport = page.viewport_size or {"width": 1280, "height": 720}
     failures: list[str] = []
     try:
