@@ -29,6 +29,13 @@ CHROMIUM = "/usr/bin/chromium"
 # server's own thread, untouched by this.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
+# How long an action (click, fill) and an expectation each wait for their condition.
+# Playwright's expectations wait 5 s unless told: with other test runs on the same cores, the
+# dashboard's legacy section (tokens, then each store, its permissions and entries from the
+# emulator) has taken longer than that to load.
+DEADLINE_MS = 15_000
+expect.set_options(timeout=DEADLINE_MS)
+
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
@@ -110,7 +117,7 @@ def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[[], Page]]
         page = context.new_page()
         page.on("console", watch.on_console)
         page.on("pageerror", lambda error: watch.problems.append(f"pageerror: {error}"))
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(DEADLINE_MS)
         _WATCHES[page] = watch
         contexts.append((context, watch))
         return page
