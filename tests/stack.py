@@ -6,6 +6,7 @@ HTTP. Used by tests/multi_instance and bench/."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +27,13 @@ from tests.pages import form_with_button
 REPO = Path(__file__).resolve().parent.parent
 UPN = "alice@contoso.com"
 START_SECONDS = 30  # gunicorn importing Django and answering /healthz
+
+
+def stops_on_sigint() -> None:
+    """Popen's preexec_fn for a child that a test stops with SIGINT, as Ctrl-C would: a run
+    started in the background by a script (`./dev test &`, nohup) ignores SIGINT, its
+    children inherit that and Python keeps it, so the child would never stop."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def free_port() -> int:

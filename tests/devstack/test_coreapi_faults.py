@@ -31,6 +31,7 @@ from tests.devstack.test_coreapi import (
     assert_problem,
     heading_times,
 )
+from tests.stack import stops_on_sigint
 
 
 @pytest.fixture
@@ -211,7 +212,12 @@ def test_cli_serves_with_fault_flags(tmp_path: Path, idp, pki, coreapi_tokens) -
         "/memory",
     ]
     with subprocess.Popen(
-        command, cwd=REPO_ROOT, env=_cli_env(), stdout=subprocess.PIPE, text=True
+        command,
+        cwd=REPO_ROOT,
+        env=_cli_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=stops_on_sigint,
     ) as process:
         try:
             assert process.stdout is not None
@@ -224,7 +230,10 @@ def test_cli_serves_with_fault_flags(tmp_path: Path, idp, pki, coreapi_tokens) -
             assert_problem(api.read("user"), 503)
         finally:
             process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=10) == 0
+            try:
+                assert process.wait(timeout=10) == 0
+            finally:
+                process.kill()  # nothing once it has exited; else the with would wait forever
     assert (tmp_path / "coreapi.sqlite3").exists()
 
 

@@ -27,6 +27,7 @@ from devstack.config import REPO_ROOT, Fixtures
 from devstack.idp import IdentityProvider, provider
 from devstack.pki import Pki
 from devstack.serve import RunningServer
+from tests.stack import stops_on_sigint
 
 DATA_READ = "api://FoundationaLLM-Core/Data.Read"
 APP_SCOPE = "api://FoundationaLLM-Core/.default"
@@ -946,6 +947,7 @@ def test_cli_serves_and_prints_the_discovery_url(
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=stops_on_sigint,
     ) as proc:
         try:
             assert f"{base}/v2.0/.well-known/openid-configuration" in _read_line(proc, timeout=20)
@@ -954,7 +956,10 @@ def test_cli_serves_and_prints_the_discovery_url(
             assert discovery["issuer"] == f"{base}/v2.0"
         finally:
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=20) == 0
+            try:
+                assert proc.wait(timeout=20) == 0
+            finally:
+                proc.kill()  # nothing once it has exited; else the with would wait forever
 
 
 def test_cli_exits_1_when_the_port_is_taken(devstack_home: Path, idp: RunningServer) -> None:
