@@ -36,6 +36,16 @@ def stops_on_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def interrupt(process: subprocess.Popen, timeout: float) -> int:
+    """Stop `process` as Ctrl-C would and give its exit code; killed if it outlives
+    `timeout` (then Popen's exit would wait forever), so the test fails instead of hanging."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=timeout)
+    finally:
+        process.kill()  # nothing once it has exited
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from tests.devstack.test_coreapi import (
     assert_problem,
     heading_times,
 )
-from tests.stack import stops_on_sigint
+from tests.stack import interrupt, stops_on_sigint
 
 
 @pytest.fixture
@@ -229,11 +228,7 @@ def test_cli_serves_with_fault_flags(tmp_path: Path, idp, pki, coreapi_tokens) -
             assert api.get("completions/agents").status_code == 200
             assert_problem(api.read("user"), 503)
         finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                assert process.wait(timeout=10) == 0
-            finally:
-                process.kill()  # nothing once it has exited; else the with would wait forever
+            assert interrupt(process, timeout=10) == 0
     assert (tmp_path / "coreapi.sqlite3").exists()
 
 

@@ -6,7 +6,6 @@ import base64
 import hashlib
 import os
 import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from devstack.config import REPO_ROOT, Fixtures
 from devstack.idp import IdentityProvider, provider
 from devstack.pki import Pki
 from devstack.serve import RunningServer
-from tests.stack import stops_on_sigint
+from tests.stack import interrupt, stops_on_sigint
 
 DATA_READ = "api://FoundationaLLM-Core/Data.Read"
 APP_SCOPE = "api://FoundationaLLM-Core/.default"
@@ -955,11 +954,7 @@ def test_cli_serves_and_prints_the_discovery_url(
             discovery = http.get(f"{base}/v2.0/.well-known/openid-configuration").json()
             assert discovery["issuer"] == f"{base}/v2.0"
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                assert proc.wait(timeout=20) == 0
-            finally:
-                proc.kill()  # nothing once it has exited; else the with would wait forever
+            assert interrupt(proc, timeout=20) == 0
 
 
 def test_cli_exits_1_when_the_port_is_taken(devstack_home: Path, idp: RunningServer) -> None:
