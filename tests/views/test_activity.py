@@ -123,6 +123,11 @@ def test_activity_filters_by_memory_and_action(alice: Client, fake: FakeCoreAPI)
     stale = alice.get("/activity", {"memory": "agent:no-such-agent"})
     assert stale.status_code == 200
     assert "That filter is not available any more" in page_text(stale)
+    # The filter's own field says where to choose again, for screen readers too.
+    select = re.search(r'<select name="memory"[^>]*>', body(stale))
+    assert select and 'aria-invalid="true"' in select[0]
+    assert 'aria-describedby="filter-memory-error"' in select[0]
+    assert 'id="filter-memory-error" class="field-error">Choose from the list.' in body(stale)
 
 
 def test_activity_pages_keep_the_filter(alice: Client, fake: FakeCoreAPI):

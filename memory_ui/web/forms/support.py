@@ -197,9 +197,18 @@ class ActivityFilterForm(forms.Form):
     """Which of a user's own events to show: one memory (a target key: `user`, or
     `agent:<name>` for an agent's own memory and what it sees) and one action."""
 
-    memory = forms.ChoiceField(required=False)
-    action = forms.ChoiceField(required=False, choices=[("", "Any action"), *Action.choices])
+    # A bookmarked filter can name a memory or action gone since: the page says so above
+    # the events, the field only where to choose again.
+    GONE = {"invalid_choice": "Choose from the list."}
+
+    memory = forms.ChoiceField(label="Memory", required=False, error_messages=GONE)
+    action = forms.ChoiceField(
+        label="Action",
+        required=False,
+        choices=[("", "Any action"), *Action.choices],
+        error_messages=GONE,
+    )
 
     def __init__(self, *args: Any, memory_choices: list[tuple[str, str]], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, auto_id="filter-%s", **kwargs)
         self.fields["memory"].choices = [("", "Any memory"), *memory_choices]
