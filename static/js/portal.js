@@ -151,11 +151,17 @@
     });
   });
 
+  // An editor the portal gave back (a refused save, a preview) holds the user's text as its
+  // default: any text in it counts. One just opened: only text changed since.
+  function holdsChanges(editor) {
+    return anyField(editor, editor.hasAttribute("data-given-back") ? filled : edited);
+  }
+
   function closeEditor(from) {
     var editor = from.closest && from.closest("li.entry-editing");
     var entry = editor && entriesBeforeEdit[editor.id];
     if (!entry) return false;
-    if (anyField(editor, edited) && !window.confirm("Discard your changes to this entry?")) return true;
+    if (holdsChanges(editor) && !window.confirm("Discard your changes to this entry?")) return true;
     delete entriesBeforeEdit[editor.id];
     editor.replaceWith(entry);
     if (window.htmx) window.htmx.process(entry);
@@ -187,8 +193,7 @@
   // before the page could ask: the browser's own leave-page prompt asks instead. Not while
   // that very panel or editor is being sent (its answer may load a page), not after the
   // user agreed to discard it, not for a download (the page stays), not when nothing is
-  // typed. An editor the portal gave back (a refused save, a preview) holds the user's
-  // text as its default: any text in it counts.
+  // typed (`holdsChanges`).
   var sent = null; // { form, editor: its editor's id, xhr } until the answer comes back
   var downloading = false; // a download was asked for: the prompt that follows is not one
 
@@ -208,8 +213,7 @@
       !beingSent(open) && anyField(open, filled);
     var editors = document.querySelectorAll("li.entry-editing");
     return note || Array.prototype.some.call(editors, function (editor) {
-      var givenBack = editor.hasAttribute("data-given-back");
-      return !beingSent(editor) && anyField(editor, givenBack ? filled : edited);
+      return !beingSent(editor) && holdsChanges(editor);
     });
   }
 

@@ -171,6 +171,15 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     text.press("End")
     page.keyboard.type(" Moved to March.")
     expect(page.locator("#edit-preview")).to_contain_text("Moved to March.")
+    # The Preview button sends the editor and gets it back, the text now its default:
+    # Escape still asks before dropping it.
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("li.entry-editing[data-given-back]")).to_have_count(1)
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    text.press("Escape")
+    expect(text).to_have_value(re.compile(r"Moved to March\.$"))
+    assert asked == ["Discard your changes to this entry?"]
     page.get_by_role("button", name="Save").click()
     expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
     expect(text).to_have_count(0)
