@@ -5,7 +5,7 @@ confirmation and one Undo; axe on the chooser, the move preview and the result."
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.conftest import NARROWEST, check_accessibility, sideways_overflow, sign_in_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
@@ -74,3 +74,20 @@ def test_alice_copies_an_entry_to_another_agent(page: Page):
     expect(page.locator("#memory-content")).to_contain_text("copied from Travel Planner")
     page.goto("/memory/agents/travel-planner")
     expect(page.locator("#memory-content")).to_contain_text("Trip to London")
+
+
+def test_entry_controls_keep_their_labels_on_one_line_on_a_phone(page: Page):
+    # "Move or copy" squeezed beside Edit and Delete once broke into three lines at 390 px;
+    # the row wraps instead, each control one line high.
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
+    for width in (390, NARROWEST):
+        page.set_viewport_size({"width": width, "height": 800})
+        heights = page.evaluate(
+            """() => [...document.querySelectorAll('#entry-1 .entry-controls > *')].map(e => {
+              const line = parseFloat(getComputedStyle(e).lineHeight);
+              return [e.textContent.trim(), e.getBoundingClientRect().height, line];
+            })"""
+        )
+        assert [label for label, _, _ in heights] == ["Edit", "Move or copy", "Delete"]
+        assert [label for label, height, line in heights if height >= 2 * line] == [], width
+        assert sideways_overflow(page) <= 0, width
