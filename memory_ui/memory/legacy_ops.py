@@ -29,6 +29,7 @@ from memory_ui.legacy import (
     LegacyNotFound,
     LegacyStoreError,
     LegacyUnauthorized,
+    LegacyUnavailable,
     parse_store_agents,
 )
 from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
@@ -42,6 +43,9 @@ from memory_ui.memory.legacy_backend import (
 )
 from memory_ui.memory.legacy_values import (
     CHANGED_MESSAGE,
+    NO_TOKEN,
+    NOT_EXPORTED,
+    OID_UNKNOWN,
     ExportFile,
     FileChanged,
     Hit,
@@ -56,18 +60,6 @@ logger = logging.getLogger("memory_ui.memory.legacy")
 WRITE_ACTIONS = {Action.APPEND, Action.EDIT, Action.DELETE_ENTRY, Action.UNDO, Action.CLEAR}
 
 SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
-NO_TOKEN = (
-    "The portal could not get its own credentials for the legacy memory stores; signing in "
-    "again will not help. The portal's operators are alerted; contact support if it lasts."
-)
-NOT_EXPORTED = (
-    "Their files were not in the request's export, so nothing was erased there: download "
-    "the export again, then clear."
-)
-OID_UNKNOWN = (
-    "The legacy stores are keyed by the user's object id, which the portal does not know "
-    "for a user looked up by name."
-)
 
 
 @dataclass(frozen=True)
@@ -114,6 +106,9 @@ def _token() -> str:
     try:
         return auth.legacy_app_token()
     except auth.SignInFailed as exc:
+        # The sign-in service did not answer (requests' errors are OSErrors): try again.
+        if isinstance(exc.__cause__, OSError):
+            raise LegacyUnavailable() from exc
         logger.error("No token for the legacy stores: %s", type(exc).__name__)
         raise LegacyUnauthorized(NO_TOKEN) from exc
 
@@ -219,9 +214,13 @@ def legacy_store(actor: Actor, key: str) -> Store | None:
 
 
 def legacy_store_keys() -> frozenset[str]:
-    """The configured stores' full names, asking them nothing (Activity's links to them)."""
-    keys = (t.key for t in _backend().configured_targets()) if legacy_enabled() else ()
-    return frozenset(keys)
+    """The configured stores' full names (their keys), asking them nothing (Activity's links
+    to them); none while the setting is unreadable: the legacy pages say so, Activity not."""
+    try:
+        stores = parse_store_agents(settings.LEGACY_STORES_AGENTS) if legacy_enabled() else {}
+    except ValueError:
+        return frozenset()
+    return frozenset(stores.values())
 
 
 def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> Page:

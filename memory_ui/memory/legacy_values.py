@@ -1,6 +1,6 @@
 """What `legacy_ops` hands the web layer besides a `Store`: a file changed meanwhile, a
-str_replace that no longer matches once, a search hit, a file of "Export everything", and
-the version a change starts from."""
+str_replace that no longer matches once, a search hit, a file of "Export everything", the
+version a change starts from, and the messages of its failures."""
 
 from __future__ import annotations
 
@@ -16,6 +16,18 @@ if TYPE_CHECKING:
     from memory_ui.memory.legacy_ops import Store
 
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
+NO_TOKEN = (
+    "The portal could not get its own credentials for the legacy memory stores; signing in "
+    "again will not help. The portal's operators are alerted; contact support if it lasts."
+)
+NOT_EXPORTED = (
+    "Their files were not in the request's export, so nothing was erased there: download "
+    "the export again, then clear."
+)
+OID_UNKNOWN = (
+    "The legacy stores are keyed by the user's object id, which the portal does not know "
+    "for a user looked up by name."
+)
 
 
 class FileChanged(Exception):

@@ -12,7 +12,12 @@ from devstack.serve import RunningServer
 from memory_ui import auth
 from memory_ui.coreapi import CallerAuth, UserIdentity
 from memory_ui.identity import Identity
-from memory_ui.legacy import LegacyConflict, LegacyForbidden, LegacyUnauthorized
+from memory_ui.legacy import (
+    LegacyConflict,
+    LegacyForbidden,
+    LegacyUnauthorized,
+    LegacyUnavailable,
+)
 from memory_ui.memory import legacy_ops as ops
 from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_backend import (
@@ -22,6 +27,7 @@ from memory_ui.memory.legacy_backend import (
 )
 from memory_ui.memory.operations import Actor, Version
 from memory_ui.models import AuditEvent
+from tests.stack import free_port
 
 TRAVEL = "main.agents.travel_planner_memory"
 HELPDESK = "main.agents.it_helpdesk_memory"
@@ -287,6 +293,20 @@ def test_a_read_only_store_offers_no_change_and_a_writable_one_does(alice: Actor
         assert travel.allows(capability)
     assert benefits.allows(Capability.EXPORT) and benefits.allows(Capability.SEARCH)
     assert benefits.missing(Capability.DELETE_ITEM) == READ_ONLY_REASON
+
+
+def test_a_sign_in_service_that_does_not_answer_is_worth_trying_again(
+    alice: Actor, settings
+) -> None:
+    # Nothing listens at the authority: no answer, unlike a refused credential (below).
+    settings.ENTRA_AUTHORITY = f"https://127.0.0.1:{free_port()}/{settings.DEVSTACK_TENANT_ID}"
+    auth.reset_caches()
+
+    with pytest.raises(LegacyUnavailable) as unanswered:
+        ops.legacy_file_delete(alice, _store(alice, TRAVEL), "/memories/profile.md")
+
+    assert unanswered.value.portal_status == 503
+    assert _events("delete-entry")[-1].error_message == unanswered.value.message
 
 
 def test_no_token_for_the_stores_is_the_portals_failure_and_audited(alice: Actor, settings) -> None:

@@ -507,6 +507,23 @@ def test_own_activity_links_legacy_events_to_configured_stores_only(
     assert f"<td>Legacy memory store: {TRAVEL}</td>" in off and store_link not in off
 
 
+def test_own_activity_stands_when_the_store_setting_is_unreadable(alice: Client, settings) -> None:
+    # The real configuration path (no fake backend): the legacy pages report the setting;
+    # Activity, which only links to the stores, goes on without the links.
+    settings.LEGACY_STORES_BASE_URL = "http://legacy.invalid"
+    settings.LEGACY_STORES_AGENTS = "not json"
+    legacy_ops.reset_caches()
+    AuditEvent.objects.create(
+        actor_upn=ALICE, subject_upn=ALICE, action="delete-entry", source="legacy",
+        agent_name="travel-planner", agent_object_id=TRAVEL,
+    )  # fmt: skip
+
+    own = alice.get(reverse("activity"))
+
+    assert own.status_code == 200
+    assert f"<td>Legacy memory store: {TRAVEL}</td>" in own.content.decode()
+
+
 @pytest.mark.parametrize(
     ("failure", "retry"),
     [

@@ -38,8 +38,9 @@ def test_healthz_answers_without_sign_in(client: Client):
 def test_favicon_ico_leads_to_the_portals_icon(client: Client):
     # Chromium asks for /favicon.ico by itself now and then; a 404 there is a console error.
     response = client.get("/favicon.ico")
-    assert response.status_code == 301
+    assert response.status_code == 302  # the icon's name changes with its content
     assert response["Location"] == "/static/img/favicon.svg"
+    assert "max-age=86400" in response["Cache-Control"]
 
 
 def test_signed_out_page(client: Client, fake: FakeCoreAPI):

@@ -55,6 +55,7 @@ def test_a_wrong_audit_filter_says_which_and_why_and_keeps_what_was_typed(carol:
     ) in html
     assert "aria-invalid" not in tag(html, "date_from")
     assert f'value="{ALICE}"' in tag(html, "subject")
+    assert "format=csv" not in html  # no download of events the page does not show
 
     too_long = carol.post("/support/audit", {"ticket": "T" * 101, "action": "clear"})
     assert too_long.status_code == 400
@@ -66,6 +67,8 @@ def test_a_wrong_audit_filter_says_which_and_why_and_keeps_what_was_typed(carol:
     typed = carol.get("/support/audit", {"date_from": "yesterday"})
     assert 'aria-describedby="audit-date_from-error"' in tag(body(typed), "date_from")
     assert "Enter a date with the date picker." in page_text(typed)
+    assert "format=csv" not in body(typed)
+    assert "format=csv" in body(carol.get("/support/audit", {"date_from": "2026-05-01"}))
 
 
 def test_the_start_again_form_is_the_deletion_request_form(carol: Client, fake: FakeCoreAPI):
