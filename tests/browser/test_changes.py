@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.db.models import F
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from memory_ui.models import MemoryVisit
 from tests.browser.conftest import (
@@ -201,6 +201,14 @@ def scripted_dialogs(page: Page) -> tuple[list[str], list[bool]]:
     return asked, answers
 
 
+def asks_before_leaving(page: Page, link: Locator) -> None:
+    """Following `link` brings up the browser's own leave-page prompt (`scripted_dialogs`
+    answers it)."""
+    with page.expect_event("dialog") as dialog:
+        link.click()
+    assert dialog.value.type == "beforeunload"
+
+
 def test_a_typed_note_is_not_dropped_unasked(page: Page):
     sign_in_as(page, "Alice Example", "/memory/agents/it-helpdesk")
     asked, answers = scripted_dialogs(page)
@@ -334,17 +342,13 @@ def test_following_a_link_away_asks_the_browser_before_dropping_what_is_typed(pa
     expect(note).to_have_value("- Half a thought")
 
     # Typed: the browser asks; staying keeps the page and the note as they were.
-    with page.expect_event("dialog") as dialog:
-        crumb.click()
-    assert dialog.value.type == "beforeunload"
+    asks_before_leaving(page, crumb)
     expect(page).to_have_url(re.compile(f"{here}$"))
     expect(note).to_have_value("- Half a thought")
 
     # Leaving: the next page.
     answers.append(True)
-    with page.expect_event("dialog") as dialog:
-        crumb.click()
-    assert dialog.value.type == "beforeunload"
+    asks_before_leaving(page, crumb)
     expect(page).to_have_url(dashboard)
     assert len(asked) == 2
 
@@ -355,9 +359,7 @@ def test_following_a_link_away_asks_the_browser_before_dropping_what_is_typed(pa
     expect(text).to_be_focused()
     page.keyboard.type(" Changed.")
     answers.append(True)
-    with page.expect_event("dialog") as dialog:
-        crumb.click()
-    assert dialog.value.type == "beforeunload"
+    asks_before_leaving(page, crumb)
     expect(page).to_have_url(dashboard)
     assert len(asked) == 3
 
@@ -394,8 +396,6 @@ def test_sending_the_note_or_the_entry_asks_nothing_but_a_draft_given_back_is_ke
     crumb = page.get_by_role("navigation", name="breadcrumb").get_by_role(
         "link", name="Your memory"
     )
-    with page.expect_event("dialog") as dialog:
-        crumb.click()
-    assert dialog.value.type == "beforeunload"
+    asks_before_leaving(page, crumb)
     expect(page).to_have_url(re.compile(f"{here}$"))
     expect(text).to_have_value(re.compile(r"Moved to March\.$"))

@@ -72,6 +72,17 @@ def hinted_label(label: str, hint: str) -> SafeString:
     return format_html('{} <small class="muted">{}</small>', label, hint)
 
 
+class DatesInOrder(forms.Form):
+    """A filter form with `date_from` and `date_to`: the end may not come before the start."""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        first, last = data.get("date_from"), data.get("date_to")
+        if first and last and first > last:
+            self.add_error("date_to", "The end date is before the start date.")
+        return data
+
+
 def first_error(form: forms.Form) -> str:
     for errors in form.errors.values():
         return str(errors[0])

@@ -8,11 +8,12 @@ from django import forms
 
 from memory_ui.coreapi import Agent
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, all_targets, valid_agent_name
+from memory_ui.web.forms.fields import DatesInOrder
 
 MAX_SEARCH_CHARS = 200
 
 
-class SearchForm(forms.Form):
+class SearchForm(DatesInOrder):
     """Filters for searching all of a user's memory. `agent` chooses one memory: an agent
     from the user's own list (CoreAPI's answer, given by the view; any other name is a form
     error, 400), `SHARED` for the shared memory, or empty for every memory. Dates are whole
@@ -53,13 +54,6 @@ class SearchForm(forms.Form):
             *unknown,
         ]
         self.agents = agents or []
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        first, last = data.get("date_from"), data.get("date_to")
-        if first and last and first > last:
-            self.add_error("date_to", "The end date is before the start date.")
-        return data
 
     @property
     def filters_used(self) -> int:

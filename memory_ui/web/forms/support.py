@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from memory_ui.audit import Action
 from memory_ui.memory.targets import Target
 from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
+from memory_ui.web.forms.fields import DatesInOrder
 
 UPN_PATTERN = re.compile(r"^[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 EVERY_MEMORY = "all"
@@ -151,7 +152,7 @@ class ClearRequestForm(UPNConfirmation, NonceConfirmation):
         return [key for key in self.keys if key in chosen]
 
 
-class AuditFilterForm(forms.Form):
+class AuditFilterForm(DatesInOrder):
     """The audit trail's filters: people by UPN, a ticket, an action, whole days."""
 
     DATE_ERRORS = {"invalid": "Enter a date with the date picker."}
@@ -177,13 +178,6 @@ class AuditFilterForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, auto_id="audit-%s", **kwargs)
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        first, last = data.get("date_from"), data.get("date_to")
-        if first and last and first > last:
-            self.add_error("date_to", "The end date is before the start date.")
-        return data
 
     @property
     def problem(self) -> str:
