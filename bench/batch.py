@@ -38,8 +38,8 @@ from devstack.config import issuer, load_fixtures
 from devstack.coreapi.faults import Faults
 from devstack.pki import ensure_pki
 from devstack.tokens import delegated_access_token
-from memory_ui.coreapi import CallerAuth
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.batch_memories import MEMORIES, PER_MEMORY, REASON, AsAlice, with_four_agents
 from tests.pages import form_with_button, hidden_fields, submitted
 from tests.stack import REPO, UPN, sign_in, start_devstack, start_portal

@@ -38,9 +38,9 @@ from devstack.coreapi.faults import Faults
 from devstack.legacy.store import audience
 from devstack.pki import ensure_pki
 from devstack.tokens import app_access_token
-from memory_ui.legacy.client import LegacyStoresClient
-from memory_ui.memory.backends import Subject
-from memory_ui.memory.legacy_backend import LegacyBackend
+from memory_ui.sources.legacy.adapter import LegacyBackend
+from memory_ui.sources.legacy.client import LegacyStoresClient
+from memory_ui.sources.protocol import Subject
 
 STORE = "main.agents.it_helpdesk_memory"
 UPN = "bench@contoso.com"

@@ -36,7 +36,7 @@ from devstack.coreapi.faults import Faults
 from devstack.legacy.store import audience
 from devstack.pki import ensure_pki
 from devstack.tokens import app_access_token
-from memory_ui.legacy.client import LegacyStoresClient
+from memory_ui.sources.legacy.client import LegacyStoresClient
 from tests.stack import UPN, sign_in, start_devstack, start_portal
 
 STORE = "main.agents.it_helpdesk_memory"

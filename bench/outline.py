@@ -1,6 +1,6 @@
 """Benchmark: the outline scanner's CPU time, against the single-loop version it replaced.
 
-The old `outline` is loaded from commit e6a495d (`git show`, memory_ui/memory/documents.py,
+The old `outline` is loaded from commit e6a495d (`git show`, memory_ui/documents.py,
 before issue 17 split it into a package); the new one is this tree's. Both run on every
 shape of tests/shapes.py at 1 MiB, plus the ordinary ones (structured entries, a long
 list), and on a page build (`Prepared(text).page(1)`). Before timing, both scanners must
@@ -38,7 +38,7 @@ OLD_COMMIT = "e6a495d"
 def old_outline() -> Callable:
     """`outline` as it was at OLD_COMMIT, in a module of its own."""
     source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:memory_ui/memory/documents.py"],
+        ["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:memory_ui/documents.py"],
         check=True,
         capture_output=True,
         text=True,
@@ -82,8 +82,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from memory_ui.memory.documents.outline import outline, split_lines
-    from memory_ui.memory.paging import Prepared
+    from memory_ui.documents.outline import outline, split_lines
+    from memory_ui.documents.paging import Prepared
     from tests.shapes import HOSTILE_SHAPES, long_list, structured
     from tests.unit.outline_corpus import random_documents
 

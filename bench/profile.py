@@ -55,10 +55,10 @@ PHASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
     for name, pattern in (
         # A fan-out's request thread waits for its pool's CoreAPI calls.
-        ("CoreAPI call", r"memory_ui/coreapi/client\.py|\bfan_out \("),
+        ("CoreAPI call", r"memory_ui/sources/coreapi/client\.py|\bfan_out \("),
         ("token cache and refresh", r"\bcoreapi_token \(|\bmsal/"),
         ("sensitive scan", r"memory_ui/memory/sensitive"),
-        ("parse", r"memory_ui/memory/|memory_ui/coreapi/types\.py|\bjson/"),
+        ("parse", r"memory_ui/memory/|memory_ui/sources/coreapi/types\.py|\bjson/"),
         ("render", r"django/template/|memory_ui/web/parts\.py|memory_ui/templatetags/"),
         ("session load", r"django/contrib/sessions/.*\b(load|_get_session) \("),
         ("user load", r"django/contrib/auth/(middleware|__init__)\.py|get_user \("),

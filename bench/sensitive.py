@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory_ui.memory.documents import parse_document  # noqa: E402
+from memory_ui.documents import parse_document  # noqa: E402
 from memory_ui.memory.sensitive import KINDS, sensitive_find, sensitive_scan  # noqa: E402
 
 CORPUS = ROOT / "tests" / "unit" / "sensitive_corpus.toml"

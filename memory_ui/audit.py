@@ -8,13 +8,13 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.core.cache import cache
 
-from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.identity import Identity
-from memory_ui.legacy import LegacyStoreError
 from memory_ui.models import AuditEvent
+from memory_ui.sources.protocol import SourceError
 from memory_ui.text import without_bidi_controls
 
 logger = logging.getLogger(__name__)
@@ -26,6 +26,17 @@ Action = AuditEvent.Action
 # principal's for a looked-up user) names it for every page that shows events.
 AGENT_NAMES_KEY = "audit:agent-display-names"
 AGENT_NAMES_SECONDS = 7 * 24 * 3600
+
+
+class Agent(Protocol):
+    """An agent as events name it (any source's agent type with these fields)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def object_id(self) -> str: ...
+    @property
+    def display_name(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +63,7 @@ def audit_record(
     agent: Agent | None = None,
     before: str | None = None,
     after: str | None = None,
-    error: CoreAPIError | LegacyStoreError | None = None,
+    error: SourceError | None = None,
     reason: str = "",
     ticket: str = "",
     correlation_id: str = "",

@@ -15,10 +15,10 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from memory_ui.memory.documents import Entry
-from memory_ui.memory.operations import Loaded, Version
-from memory_ui.memory.targets import Target
+from memory_ui.documents import Entry
 from memory_ui.models import MemoryVisit
+from memory_ui.sources.coreapi.operations import Loaded, Version
+from memory_ui.sources.coreapi.targets import Target
 
 
 @dataclass(frozen=True)

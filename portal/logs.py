@@ -18,7 +18,7 @@ import threading
 from datetime import UTC, datetime
 from typing import NoReturn
 
-from memory_ui.coreapi import context
+from memory_ui.sources.coreapi import context
 
 # LogRecord attributes that are the record's own machinery, not extra fields.
 _STANDARD = frozenset(

@@ -27,7 +27,7 @@ from prometheus_client import (
 )
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
 
-from memory_ui.coreapi import context
+from memory_ui.sources.coreapi import context
 
 REQUESTS = Counter(
     "portal_requests_total",

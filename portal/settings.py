@@ -333,7 +333,7 @@ PORTAL_COREAPI_FAN_OUT = env_int("PORTAL_COREAPI_FAN_OUT", 8)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
 # Parsed and rendered memory documents, kept per worker process by content hash
-# (memory_ui.memory.paging): how long after their last view, and about how many bytes.
+# (memory_ui.documents.paging): how long after their last view, and about how many bytes.
 PORTAL_RENDER_CACHE_SECONDS = env_int("PORTAL_RENDER_CACHE_SECONDS", 300)
 PORTAL_RENDER_CACHE_BYTES = env_int("PORTAL_RENDER_CACHE_BYTES", 16 * 1024 * 1024)
 # Largest markdown import (file or pasted); an "Export everything" zip may be 10 times this.

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 from devstack.config import Fixtures
 from devstack.coreapi import formats
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi.client import CoreAPIClient
 
 ALICE = "alice@contoso.com"
 # The three demo agents alice reads, and a fourth she is given here.

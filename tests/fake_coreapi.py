@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import (
+from memory_ui.sources.coreapi import (
     Agent,
     CallerAuth,
     CoreAPIError,
@@ -46,7 +46,7 @@ from memory_ui.coreapi import (
     CoreAPIPreconditionFailed,
     Memory,
 )
-from memory_ui.coreapi.client import CoreAPIClient, Request, encoded_body
+from memory_ui.sources.coreapi.client import CoreAPIClient, Request, encoded_body
 
 INSTANCE_ID = "00000000-0000-0000-0000-000000000000"
 AGENT_PREFIX = f"/instances/{INSTANCE_ID}/providers/FoundationaLLM.Agent/agents/"

@@ -10,9 +10,9 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from memory_ui.legacy import LegacyConflict, LegacyNotFound
-from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
-from memory_ui.memory.legacy_backend import CAPABILITIES
+from memory_ui.sources.legacy import LegacyConflict, LegacyNotFound
+from memory_ui.sources.legacy.adapter import CAPABILITIES
+from memory_ui.sources.protocol import Capability, Erasure, Item, Outcome, Page, Subject, Target
 
 STORES = {
     "travel-planner": "main.agents.travel_planner_memory",

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import Entry, entry_label, parse_document, remove_lines
-from memory_ui.memory.operations import (
+from memory_ui.documents import Entry, entry_label, parse_document, remove_lines
+from memory_ui.memory.search import SearchQuery, matching_entries
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import (
     Actor,
     Loaded,
     MemoryChanged,
@@ -23,8 +24,7 @@ from memory_ui.memory.operations import (
     Version,
     memory_rewrite,
 )
-from memory_ui.memory.search import SearchQuery, matching_entries
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 
 PREVIEW_LINES = 5  # first lines shown per memory in a preview
 FIRST_LINE = 100  # characters of each

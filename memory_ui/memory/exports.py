@@ -1,6 +1,5 @@
-"""Exports and restores: one memory as CoreAPI exports it, many at a time, "Export
-everything" as a zip, and one archived document put back. Audited like every step in
-`memory_ui.memory.operations`."""
+"""Export everything as a zip, and one archived document put back. Audited like every
+step in `memory_ui.sources.coreapi.operations`."""
 
 from __future__ import annotations
 
@@ -12,52 +11,20 @@ from datetime import datetime
 from django.utils import timezone
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import Agent, CoreAPIError
-from memory_ui.coreapi import client as coreapi
+from memory_ui.budget import fan_out
+from memory_ui.documents import content_hash
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
-from memory_ui.memory.documents import content_hash
-from memory_ui.memory.operations import (
+from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.coreapi.exports import memory_export_many
+from memory_ui.sources.coreapi.operations import (
     Actor,
     AlreadyAdded,
     Version,
-    audit_step,
-    fan_out,
     memory_import_append,
     memory_read,
     memory_replace,
 )
-from memory_ui.memory.targets import Target, all_targets
-
-
-def memory_export(actor: Actor, target: Target) -> str:
-    """The document as CoreAPI exports it (combined: what the agent reads), audited."""
-    return memory_export_many(actor, [target])[0]
-
-
-def memory_export_many(actor: Actor, targets: list[Target]) -> list[str]:
-    """Several exports, a few at a time. Each is audited afterwards on this thread; the
-    first failure is raised once all are audited."""
-
-    def fetch(target: Target) -> str | CoreAPIError:
-        try:
-            return coreapi.get_client().export_memory(
-                actor.auth, target.scope, agent_object_id=target.agent_object_id
-            )
-        except CoreAPIError as exc:
-            return exc
-
-    results = fan_out(fetch, targets)
-    for target, result in zip(targets, results, strict=True):
-        if isinstance(result, CoreAPIError):
-            audit_step(actor, Action.EXPORT, target, error=result)
-        else:
-            audit_step(actor, Action.EXPORT, target, before=result)
-    texts = []
-    for result in results:
-        if isinstance(result, CoreAPIError):
-            raise result
-        texts.append(result)
-    return texts
+from memory_ui.sources.coreapi.targets import Target, all_targets
 
 
 def export_archive(

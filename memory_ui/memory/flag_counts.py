@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from memory_ui.memory.documents import Document
+from memory_ui.documents import Document
 from memory_ui.memory.sensitive import sensitive_scan
 
 LIMIT = 4096  # versions remembered; a count is about 200 bytes with its key

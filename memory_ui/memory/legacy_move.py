@@ -19,17 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import Agent, CoreAPIError
-from memory_ui.legacy import LegacyStoreError
-from memory_ui.memory.legacy_ops import (
+from memory_ui.sources.coreapi import Agent, CoreAPIError
+from memory_ui.sources.coreapi.operations import Actor, agents_list, memory_append, memory_read
+from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.legacy import LegacyStoreError
+from memory_ui.sources.legacy.operations import (
     SOURCE,
     Store,
     legacy_file_delete,
     legacy_file_read,
     legacy_files,
 )
-from memory_ui.memory.operations import Actor, agents_list, memory_append, memory_read
-from memory_ui.memory.targets import Target
 
 ITEM_START = re.compile(r"\s{0,3}(?:[-*+]|\d{1,9}[.)])\s")
 MARKER = re.compile(r"^\s*(?:\\?#+|[-*+]|\d{1,9}[.)]|>)?\s*")

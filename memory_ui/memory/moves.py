@@ -22,10 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.arrivals import appended_since
-from memory_ui.memory.batch import Deleted
-from memory_ui.memory.documents import (
+from memory_ui.documents import (
     Entry,
     EntryEditError,
     appended,
@@ -36,7 +33,10 @@ from memory_ui.memory.documents import (
     remove_entry,
     replace_entry,
 )
-from memory_ui.memory.operations import (
+from memory_ui.documents.arrivals import appended_since
+from memory_ui.memory.batch import Deleted
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import (
     Actor,
     MemoryChanged,
     NothingToChange,
@@ -47,7 +47,7 @@ from memory_ui.memory.operations import (
     memory_rewrite,
     one_event,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 
 
 class Mode(enum.StrEnum):

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.legacy import LegacyStoreError
-from memory_ui.memory.documents import Document
-from memory_ui.memory.legacy_ops import Store, legacy_enabled, legacy_search
-from memory_ui.memory.operations import Actor, Loaded, memory_load_many
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
+from memory_ui.documents import Document
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Actor, Loaded, memory_load_many
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.legacy import LegacyStoreError
+from memory_ui.sources.legacy.operations import Store, legacy_enabled, legacy_search
 from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.

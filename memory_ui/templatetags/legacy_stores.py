@@ -3,7 +3,7 @@ dashboard shows their section's placeholder only when there is a source to load.
 
 from django import template
 
-from memory_ui.memory.legacy_ops import legacy_enabled
+from memory_ui.sources.legacy.operations import legacy_enabled
 
 register = template.Library()
 

@@ -1,12 +1,12 @@
 """`{% load memory_markdown %}` then `{{ text|render_markdown }}` for untrusted memory markdown,
 or `{{ text|render_preview }}` for a draft or an upload of any size (the first
-PREVIEW_CHARS only: see `memory_ui.memory.paging`), with `text|preview_cut` saying so."""
+PREVIEW_CHARS only: see `memory_ui.documents.paging`), with `text|preview_cut` saying so."""
 
 from django import template
 from django.utils.safestring import SafeString
 
-from memory_ui.memory import documents
-from memory_ui.memory.paging import PREVIEW_CHARS, shown_markdown
+from memory_ui import documents
+from memory_ui.documents.paging import PREVIEW_CHARS, shown_markdown
 
 register = template.Library()
 

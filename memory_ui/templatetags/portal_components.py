@@ -5,8 +5,9 @@
   dashboard), or at "Support" with `root="support"`.
 - `{% alert message lead="We couldn't …" retry=url %}`: an error (or `kind="warning"`)
   announced to screen readers (`role="alert"`), with an optional "Try again" link and
-  `focus=True` to move focus to it after a change that failed. `message` may be a
-  CoreAPIError: its message, and "Sign in again" when the sign-in expired (401).
+  `focus=True` to move focus to it after a change that failed. `message` may be any
+  source's error (`SourceError`): its message, and "Sign in again" only where signing in
+  can help (the person's sign-in expired; never a source refusing the portal itself).
 - `{% cancel url "edit-progress" "Working…" close_panel=request.htmx %}`: a change form's
   Cancel link and the indicator its `hx-indicator` names.
 - `{{ target|crumb }}`: a memory's own crumb on its page.
@@ -20,8 +21,8 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.protocol import SourceError
 
 register = template.Library()
 
@@ -49,13 +50,13 @@ def alert(
     kind: str = "error",
     focus: bool = False,
 ) -> dict[str, Any]:
-    # A CoreAPI error shows its message; an expired sign-in offers to sign in again (back
+    # A source's error shows its message; an expired sign-in offers to sign in again (back
     # to this page) instead of a retry that could only fail the same way.
-    sign_in = isinstance(message, CoreAPIError) and message.status == 401
+    error = message if isinstance(message, SourceError) else None
     return {
         "request": context.get("request"),
-        "message": message.message if isinstance(message, CoreAPIError) else message,
-        "sign_in": sign_in,
+        "message": error.message if error else message,
+        "sign_in": error is not None and error.sign_in_helps,
         "lead": lead,
         "retry": retry,
         "retry_label": retry_label,

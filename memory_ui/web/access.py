@@ -21,10 +21,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from memory_ui import auth
-from memory_ui.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.identity import Identity
-from memory_ui.memory.operations import Actor, agents_list
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
+from memory_ui.sources.coreapi.operations import Actor, agents_list
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.errors import AgentsUnlisted, UnlistedHandler, answers_unlisted
 from memory_ui.web.forms import TargetForm
 

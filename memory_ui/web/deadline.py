@@ -1,4 +1,4 @@
-"""One overall deadline for the CoreAPI calls of each request (memory_ui.coreapi.budget)."""
+"""One overall deadline for the memory sources' calls of each request (memory_ui.budget)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from memory_ui.coreapi import budget
+from memory_ui import budget
 
 
 def request_deadline(

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.http import HttpResponse
 
-from memory_ui.coreapi import CoreAPIError
+from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.web.forms import TargetForm
 from memory_ui.web.htmx import HtmxHttpRequest
 

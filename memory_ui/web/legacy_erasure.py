@@ -14,9 +14,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_ui.legacy import LegacyStoreError
-from memory_ui.memory.legacy_ops import legacy_enabled, legacy_erase_subject, legacy_export_all
-from memory_ui.memory.operations import Actor
+from memory_ui.sources.coreapi.operations import Actor
+from memory_ui.sources.legacy import LegacyStoreError
+from memory_ui.sources.legacy.operations import (
+    legacy_enabled,
+    legacy_erase_subject,
+    legacy_export_all,
+)
 
 logger = logging.getLogger("memory_ui.web.legacy")
 

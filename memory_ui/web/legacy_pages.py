@@ -15,9 +15,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability, Item
-from memory_ui.memory.legacy_ops import Store
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.operations import Store
+from memory_ui.sources.protocol import Capability, Item
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest

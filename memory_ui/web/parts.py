@@ -1,7 +1,7 @@
 """Pieces of pages rendered once and reused: the parts of a memory page (once per document
 version) and the dashboard's batches of agent cards still to load (once per process).
 
-A part's HTML depends on the document (cached by its hash: `memory_ui.memory.paging`), on
+A part's HTML depends on the document (cached by its hash: `memory_ui.documents.paging`), on
 how the page shows it (`PartView`: deletable here, links) and on the time: "3 days ago". It is kept with the parsed
 document and rendered again when the minute changes, so a relative time is at most a
 minute old. It holds no per-user data: Delete buttons submit the page's one form, which
@@ -19,9 +19,9 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
 
-from memory_ui.coreapi import Agent
-from memory_ui.memory.documents import Entry
-from memory_ui.memory.paging import Page, Part, Prepared
+from memory_ui.documents import Entry
+from memory_ui.documents.paging import Page, Part, Prepared
+from memory_ui.sources.coreapi import Agent
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.operations import Loaded, Rewritten, memory_load, memory_load_many
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import Loaded, Rewritten, memory_load, memory_load_many
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
@@ -77,7 +77,7 @@ def memory_context(
     new: frozenset[int] = frozenset(),
 ) -> dict[str, object]:
     """What memory.html shows of one memory (after a change as well as on a visit): one
-    page of it (`memory_ui.memory.paging`), the one holding `entry` when that is given,
+    page of it (`memory_ui.documents.paging`), the one holding `entry` when that is given,
     with the entries in `new` marked new since the last visit."""
     target = loaded.target
     context: dict[str, object] = {

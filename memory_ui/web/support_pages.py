@@ -21,9 +21,9 @@ from django.urls import reverse
 
 from memory_ui import auth
 from memory_ui.audit import agent_names_remember
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.operations import Actor, agents_list, memory_load_many
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Actor, agents_list, memory_load_many
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.web.forms.support import (
     DeletionRequestForm,
     RevealForm,

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from devstack.serve import RunningServer
-from memory_ui.memory import legacy_ops
+from memory_ui.sources.legacy import operations as legacy_ops
 from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser

@@ -14,7 +14,7 @@ from devstack.config import Fixtures
 from devstack.pki import Pki
 from devstack.serve import RunningServer
 from memory_ui import auth
-from memory_ui.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi import client as coreapi_client
 from tests.pages import form_with_button
 
 # Registered for the devstack portal client; the test client follows the redirect by path.

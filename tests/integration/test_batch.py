@@ -16,9 +16,9 @@ from devstack.coreapi import start as start_coreapi
 from devstack.coreapi.faults import Faults
 from devstack.pki import Pki
 from devstack.serve import RunningServer
-from memory_ui.coreapi import CallerAuth
-from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.batch_memories import ALICE, PER_MEMORY, REASON, AsAlice, with_four_agents
 from tests.integration.conftest import sign_in
 from tests.pages import form_with_button, hidden_fields, submitted

@@ -18,11 +18,11 @@ from django.urls import reverse
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
 from memory_ui import auth
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi import client as coreapi_client
-from memory_ui.coreapi.client import CoreAPIClient
-from memory_ui.memory.documents import parse_document, remove_entry
+from memory_ui.documents import parse_document, remove_entry
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.integration.conftest import sign_in
 from tests.pages import Form, forms, page_html, submitted
 

@@ -1,4 +1,4 @@
-"""CoreAPI behind the MemoryBackend protocol (memory_ui.memory.coreapi_backend) against the
+"""CoreAPI behind the MemoryBackend protocol (memory_ui.sources.coreapi.adapter) against the
 CoreAPI emulator with alice's real delegated token; changes audited by operations."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from devstack.serve import RunningServer
-from memory_ui.coreapi import CallerAuth
 from memory_ui.identity import Identity
-from memory_ui.memory.backends import Capability, MemoryBackend, Subject, Unsupported, require
-from memory_ui.memory.coreapi_backend import ON_ITS_PAGES, CoreAPIBackend
-from memory_ui.memory.operations import Actor
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth
+from memory_ui.sources.coreapi.adapter import ON_ITS_PAGES, CoreAPIBackend
+from memory_ui.sources.coreapi.operations import Actor
+from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, Unsupported, require
 
 ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
 SUBJECT = Subject(ALICE.upn, ALICE.oid)

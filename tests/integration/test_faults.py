@@ -17,8 +17,8 @@ from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
-from memory_ui.coreapi import Agent
-from memory_ui.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.coreapi import client as coreapi_client
 
 pytestmark = pytest.mark.django_db
 

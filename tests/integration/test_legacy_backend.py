@@ -1,4 +1,4 @@
-"""DRAFT MemoryBackend over the legacy stores (memory_ui.memory.legacy_backend) against the
+"""DRAFT MemoryBackend over the legacy stores (memory_ui.sources.legacy.adapter) against the
 emulator, with the portal's real client-credentials token."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import pytest
 
 from devstack.serve import RunningServer
 from memory_ui import auth
-from memory_ui.legacy import LegacyConflict
-from memory_ui.legacy.client import LegacyStoresClient
-from memory_ui.memory.backends import Capability, MemoryBackend, Subject, Unsupported, require
-from memory_ui.memory.legacy_backend import CONVERSATIONS_REASON, LegacyBackend
+from memory_ui.sources.legacy import LegacyConflict
+from memory_ui.sources.legacy.adapter import CONVERSATIONS_REASON, LegacyBackend
+from memory_ui.sources.legacy.client import LegacyStoresClient
+from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, Unsupported, require
 
 STORES = {
     "travel-planner": "main.agents.travel_planner_memory",

@@ -1,4 +1,4 @@
-"""memory_ui.legacy's client against the legacy store emulator over HTTP, with the token
+"""memory_ui.sources.legacy's client against the legacy store emulator over HTTP, with the token
 the portal gets by client credentials from the devstack IdP (memory_ui.auth)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from devstack import legacy as legacy_module
 from devstack.coreapi.faults import Faults
 from devstack.serve import RunningServer
 from memory_ui import auth
-from memory_ui.legacy import (
+from memory_ui.sources.legacy import (
     LegacyBadRequest,
     LegacyConflict,
     LegacyForbidden,
@@ -23,7 +23,7 @@ from memory_ui.legacy import (
     LegacyUnavailable,
     scope_for,
 )
-from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
+from memory_ui.sources.legacy.client import LegacyStoresClient, client_from_settings
 from tests.stack import free_port
 
 TRAVEL = "main.agents.travel_planner_memory"

@@ -13,14 +13,14 @@ from django.core.management import CommandError, call_command
 from devstack.coreapi import Faults
 from devstack.coreapi.app import emulator
 from devstack.serve import RunningServer
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi import client as coreapi_client
 from memory_ui.identity import Identity
-from memory_ui.memory import legacy_ops as ops
 from memory_ui.memory.legacy_move import MovedFile, Result, Step, move_preview, move_run
-from memory_ui.memory.operations import Actor, memory_read
-from memory_ui.memory.targets import Target
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi.operations import Actor, memory_read
+from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.legacy import operations as ops
 
 TRAVEL = "main.agents.travel_planner_memory"
 HELPDESK = "main.agents.it_helpdesk_memory"

@@ -1,4 +1,4 @@
-"""The legacy store steps (memory_ui.memory.legacy_ops) against the legacy store emulator,
+"""The legacy store steps (memory_ui.sources.legacy.operations) against the legacy store emulator,
 with the portal's real service-principal token: scope from the verified identity, every
 change audited with its source."""
 
@@ -10,23 +10,23 @@ import pytest
 
 from devstack.serve import RunningServer
 from memory_ui import auth
-from memory_ui.coreapi import CallerAuth, UserIdentity
 from memory_ui.identity import Identity
-from memory_ui.legacy import (
+from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth, UserIdentity
+from memory_ui.sources.coreapi.operations import Actor, Version
+from memory_ui.sources.legacy import (
     LegacyConflict,
     LegacyForbidden,
     LegacyUnauthorized,
     LegacyUnavailable,
 )
-from memory_ui.memory import legacy_ops as ops
-from memory_ui.memory.backends import Capability
-from memory_ui.memory.legacy_backend import (
+from memory_ui.sources.legacy import operations as ops
+from memory_ui.sources.legacy.adapter import (
     CONVERSATIONS_REASON,
     FORBIDDEN_REASON,
     READ_ONLY_REASON,
 )
-from memory_ui.memory.operations import Actor, Version
-from memory_ui.models import AuditEvent
+from memory_ui.sources.protocol import Capability
 from tests.stack import free_port
 
 TRAVEL = "main.agents.travel_planner_memory"

@@ -15,8 +15,8 @@ from django.test import Client
 from django.urls import reverse
 
 from devstack.serve import RunningServer
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.legacy_backend import READ_ONLY_REASON
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.adapter import READ_ONLY_REASON
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 
 TRAVEL = "main.agents.travel_planner_memory"

@@ -18,7 +18,7 @@ import pytest
 from django.test import Client
 
 from devstack.coreapi.faults import Faults
-from memory_ui.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi import client as coreapi_client
 from tests.integration.test_changes import (  # noqa: F401 (fixtures)
     HTMX,
     Agent,

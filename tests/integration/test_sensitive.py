@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.pages import forms
 
 pytestmark = pytest.mark.django_db

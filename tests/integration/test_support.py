@@ -19,10 +19,10 @@ from django.urls import resolve, reverse
 from werkzeug.wrappers import Request, Response
 
 from devstack.serve import RunningServer, start_in_thread
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi import client as coreapi_client
-from memory_ui.coreapi.client import CoreAPIClient
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.pages import forms
 
 pytestmark = pytest.mark.django_db

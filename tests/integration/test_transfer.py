@@ -17,9 +17,9 @@ from django.test import Client
 
 from devstack.coreapi.app import emulator
 from devstack.coreapi.faults import Faults
-from memory_ui.coreapi import CallerAuth, agent_object_id
-from memory_ui.coreapi import client as coreapi_client
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth, agent_object_id
+from memory_ui.sources.coreapi import client as coreapi_client
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.integration.conftest import sign_in
 from tests.pages import forms, page_html
 from tests.transfers import (

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from memory_ui.coreapi import CallerAuth
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.conftest import TokenMinter
 from tests.integration.test_transfer import Api
 from tests.multi_instance.test_two_instances import confirm_import, preview_import

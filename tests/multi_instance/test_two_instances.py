@@ -20,8 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import requests
 
-from memory_ui.coreapi import CallerAuth
-from memory_ui.coreapi.client import CoreAPIClient
+from memory_ui.sources.coreapi import CallerAuth
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from tests.conftest import TokenMinter
 from tests.integration.test_transfer import AGENTS, Api, hidden_import, page_text
 from tests.pages import Form, batched_cards, forms

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_ui.coreapi import Agent, CoreAPIUnavailable
 from memory_ui.memory import archive, exports
 from memory_ui.memory.archive import (
     ArchiveLimits,
@@ -22,7 +21,8 @@ from memory_ui.memory.archive import (
     read_archive,
     zip_stream,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable
+from memory_ui.sources.coreapi.targets import Target
 
 LIMITS = ArchiveLimits(
     max_archive_bytes=64 * 1024, max_files=5, max_file_bytes=4096, max_total_bytes=8192
@@ -184,7 +184,7 @@ def test_export_archive_returns_a_lazy_stream(monkeypatch):
 
 
 def _memory():
-    from memory_ui.coreapi import Memory
+    from memory_ui.sources.coreapi import Memory
 
     return Memory(scope="user", upn="alice@contoso.com", updated_on=WHEN)
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_ui.memory.arrivals import MAX_ARRIVED, appended_since, with_arrivals
-from memory_ui.memory.documents import appended, content_hash, entry_heading, remove_entry
-from memory_ui.memory.landed import CLOCK_SLACK, landed_block
+from memory_ui.documents import appended, content_hash, entry_heading, remove_entry
+from memory_ui.documents.arrivals import MAX_ARRIVED, appended_since, with_arrivals
+from memory_ui.documents.landed import CLOCK_SLACK, landed_block
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 SEEN = (

@@ -7,8 +7,8 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from devstack.coreapi import formats
+from memory_ui.documents import parse_document, remove_entry
 from memory_ui.memory.batch import without_entries
-from memory_ui.memory.documents import parse_document, remove_entry
 
 
 def one_at_a_time(text: str, indexes: set[int]) -> str:

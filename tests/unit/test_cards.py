@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from memory_ui.memory.paging import Prepared
+from memory_ui.documents.paging import Prepared
 from memory_ui.web.parts import PartView, parts_html
 from tests.shapes import structured
 

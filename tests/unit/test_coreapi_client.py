@@ -1,4 +1,4 @@
-"""memory_ui.coreapi: error parsing, typed results, and the transport under faults.
+"""memory_ui.sources.coreapi: error parsing, typed results, and the transport under faults.
 
 The real devstack emulator (integration tests) covers the CoreAPI contract. The scripted
 server here exists only to produce exact transport faults in isolation: a 503 before a
@@ -26,7 +26,8 @@ import pytest
 import requests
 
 from devstack.pki import Pki
-from memory_ui.coreapi import (
+from memory_ui import budget
+from memory_ui.sources.coreapi import (
     Agent,
     CallerAuth,
     CoreAPIBadRequest,
@@ -45,11 +46,10 @@ from memory_ui.coreapi import (
     Memory,
     UserIdentity,
     agent_object_id,
-    budget,
     parse_agents,
     parse_error_response,
 )
-from memory_ui.coreapi.client import CoreAPIClient, client_from_settings
+from memory_ui.sources.coreapi.client import CoreAPIClient, client_from_settings
 
 INSTANCE = "00000000-0000-0000-0000-000000000000"
 BENEFITS = f"/instances/{INSTANCE}/providers/FoundationaLLM.Agent/agents/benefits-assistant"
@@ -975,7 +975,7 @@ def test_connection_refused_is_retried_then_unavailable(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     coreapi = CoreAPIClient(f"http://127.0.0.1:{free_port()}", INSTANCE, backoff=0)
-    caplog.set_level(logging.INFO, logger="memory_ui.coreapi")
+    caplog.set_level(logging.INFO, logger="memory_ui.sources.coreapi")
 
     with pytest.raises(CoreAPIUnavailable) as caught:
         coreapi.list_agents(ALICE)
@@ -1016,7 +1016,7 @@ def test_one_log_line_per_attempt_without_token_or_content(
     server: ScriptedServer, client: CoreAPIClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.then(Reply(503), json_reply(MEMORY_JSON))
-    caplog.set_level(logging.INFO, logger="memory_ui.coreapi")
+    caplog.set_level(logging.INFO, logger="memory_ui.sources.coreapi")
 
     client.get_memory(ALICE, "agent", BENEFITS, correlation_id="req-9")
 
@@ -1084,7 +1084,7 @@ def test_untrusted_certificate_fails_once_without_retries(
     tls_server: ScriptedServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     coreapi = CoreAPIClient(tls_server.url, INSTANCE, backoff=0)
-    caplog.set_level(logging.INFO, logger="memory_ui.coreapi")
+    caplog.set_level(logging.INFO, logger="memory_ui.sources.coreapi")
 
     with pytest.raises(CoreAPIUnavailable) as caught:
         coreapi.list_agents(ALICE)

@@ -4,7 +4,7 @@ them slow (memory is written by agents; imports and drafts are pasted, up to a M
 import pytest
 from django.template.loader import render_to_string
 
-from memory_ui.memory.diffs import MAX_LINES, DiffLine, diff_lines, merge_changes
+from memory_ui.documents.diffs import MAX_LINES, DiffLine, diff_lines, merge_changes
 from tests.unit.timing import timed
 
 # Cases marked "was" took that long before comparisons were bounded (tests/unit/timing.py

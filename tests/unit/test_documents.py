@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_ui.memory.documents import (
+from memory_ui.documents import (
     EntryEditError,
     OutOfRangeError,
     content_hash,

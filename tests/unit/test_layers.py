@@ -1,11 +1,12 @@
 """The layers of docs/architecture.md ("Layers"), checked on every import statement.
 
-coreapi/ and legacy/ import nothing from memory_ui but the shared HTTP transport
-(transport.py), which imports nothing from memory_ui itself; memory/ never imports django.http,
-django.shortcuts, django.urls or the web layer; web/ never reaches the CoreAPI or legacy
-store transport (every call goes through memory/); the modules below memory/ (audit,
-identity, models, text) never import memory/, web/ or the sign-in and admin modules above
-them; devstack and memory_ui never import each other.
+From the bottom: transport.py, budget.py and text.py import nothing of the portal;
+identity, models and audit nothing above them (audit knows a source's name, never its
+package); documents/ (the markdown model) nothing of sources/, memory/ or web/;
+sources/protocol.py nothing but identity and text; each source package under sources/
+nothing of another source, of memory/ or of web/; memory/ never imports django.http,
+django.shortcuts, django.urls or the web layer; web/ never reaches a source's transport
+(its `client`); devstack and memory_ui never import each other.
 """
 
 from __future__ import annotations
@@ -17,47 +18,76 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What memory/ may import from the top level of memory_ui must not import it back.
-_ABOVE_MEMORY = (
+# Every source package: a rule of its own keeps it from the others.
+SOURCES = sorted(
+    path.name
+    for path in (ROOT / "memory_ui" / "sources").iterdir()
+    if (path / "__init__.py").is_file()
+)
+
+# What sits above the ground floor (identity, models, audit) and must not be imported by it.
+_ABOVE_GROUND = (
     "memory_ui.memory",
     "memory_ui.web",
     "memory_ui.auth",
     "memory_ui.admin",
     "memory_ui.templatetags",
+    "memory_ui.documents",
+    *(f"memory_ui.sources.{name}" for name in SOURCES),
 )
 
 # What a package may import all the same, though a rule forbids its prefix.
 ALLOWED = {
-    "memory_ui/coreapi": ("memory_ui.transport",),
-    "memory_ui/legacy": ("memory_ui.transport",),
+    "memory_ui/sources/protocol.py": ("memory_ui.identity", "memory_ui.text"),
 }
 
 # (package or module, forbidden module prefixes, why); a package may always import itself.
 RULES = [
-    ("memory_ui/coreapi", ("memory_ui",), "the CoreAPI client stands alone"),
+    ("memory_ui/transport.py", ("memory_ui",), "the shared HTTP transport stands alone"),
+    ("memory_ui/budget.py", ("memory_ui",), "the calls' deadline stands alone"),
+    ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
+    *(
+        (f"memory_ui/{module}.py", _ABOVE_GROUND, "the ground floor imports nothing above it")
+        for module in ("audit", "identity", "models")
+    ),
+    (
+        "memory_ui/documents",
+        ("memory_ui.sources", "memory_ui.memory", "memory_ui.web", "memory_ui.auth"),
+        "the document model sits below every source",
+    ),
+    ("memory_ui/sources/protocol.py", ("memory_ui",), "the protocol sits below every source"),
+    *(
+        (
+            f"memory_ui/sources/{name}",
+            (
+                "memory_ui.memory",
+                "memory_ui.web",
+                "memory_ui.templatetags",
+                *(f"memory_ui.sources.{other}" for other in SOURCES if other != name),
+            ),
+            "a source stands on the protocol, never on another source or the layers above",
+        )
+        for name in SOURCES
+    ),
     (
         "memory_ui/memory",
         ("django.http", "django.shortcuts", "django.urls", "memory_ui.web"),
         "memory knows nothing of requests, responses or URLs",
     ),
-    ("memory_ui/web", ("memory_ui.coreapi.client",), "views reach CoreAPI through operations"),
-    *(
-        (f"memory_ui/{module}.py", _ABOVE_MEMORY, "memory/ builds on this module, not the reverse")
-        for module in ("audit", "identity", "models")
+    (
+        "memory_ui/web",
+        tuple(f"memory_ui.sources.{name}.client" for name in SOURCES),
+        "views reach a source through its operations, never its transport",
     ),
-    ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
     ("memory_ui", ("devstack",), "the portal never imports the devstack"),
     ("devstack", ("memory_ui",), "the devstack never imports the portal"),
-    ("memory_ui/legacy", ("memory_ui",), "the legacy store client stands alone"),
-    ("memory_ui/transport.py", ("memory_ui",), "the shared HTTP transport stands alone"),
-    ("memory_ui/web", ("memory_ui.legacy.client",), "views reach legacy stores through memory"),
 ]
 
 
 def imported_modules(path: Path) -> list[tuple[int, list[str]]]:
     """For each import statement in `path`: its line and the absolute names it may import
-    a module by (`from memory_ui.coreapi import client` may import memory_ui.coreapi or
-    memory_ui.coreapi.client)."""
+    a module by (`from memory_ui.sources.coreapi import client` may import memory_ui.sources.coreapi or
+    memory_ui.sources.coreapi.client)."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -102,19 +132,21 @@ def test_no_import_crosses_a_layer(package, forbidden, why):
 
 
 def test_an_allowed_import_is_the_only_exception(tmp_path, monkeypatch):
-    """coreapi/ may import memory_ui.transport, and nothing else from memory_ui."""
-    fake = tmp_path / "memory_ui" / "coreapi"
+    """protocol.py may import memory_ui.identity and memory_ui.text, nothing else of
+    memory_ui."""
+    fake = tmp_path / "memory_ui" / "sources"
     fake.mkdir(parents=True)
-    (fake / "client.py").write_text(
-        "from memory_ui.transport import exchange\nfrom memory_ui.text import clip\n"
+    (fake / "protocol.py").write_text(
+        "from memory_ui.identity import Actor\nfrom memory_ui.audit import audit_record\n"
     )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
-    assert violations("memory_ui/coreapi", ("memory_ui",), ALLOWED["memory_ui/coreapi"]) == [
-        "memory_ui/coreapi/client.py:2 imports memory_ui.text",
+    protocol = "memory_ui/sources/protocol.py"
+    assert violations(protocol, ("memory_ui",), ALLOWED[protocol]) == [
+        "memory_ui/sources/protocol.py:2 imports memory_ui.audit",
     ]
-    assert violations("memory_ui/coreapi", ("memory_ui",)) == [
-        "memory_ui/coreapi/client.py:1 imports memory_ui.transport",
-        "memory_ui/coreapi/client.py:2 imports memory_ui.text",
+    assert violations(protocol, ("memory_ui",)) == [
+        "memory_ui/sources/protocol.py:1 imports memory_ui.identity",
+        "memory_ui/sources/protocol.py:2 imports memory_ui.audit",
     ]
 
 
@@ -127,20 +159,21 @@ def test_the_check_sees_forbidden_imports(tmp_path, monkeypatch):
         "import django.http\n"
         "from django.urls import reverse\n"
         "from ..web import views\n"
-        "from memory_ui.coreapi import client\n"
+        "from memory_ui.sources.coreapi import client\n"
     )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
-    assert violations("memory_ui/memory", RULES[1][1]) == [
+    memory_rule = next(rule for rule in RULES if rule[0] == "memory_ui/memory")
+    assert violations("memory_ui/memory", memory_rule[1]) == [
         "memory_ui/memory/bad.py:1 imports django.http",
         "memory_ui/memory/bad.py:2 imports django.urls",
         "memory_ui/memory/bad.py:3 imports memory_ui.web",
     ]
-    assert violations("memory_ui/memory", ("memory_ui.coreapi.client",)) == [
-        "memory_ui/memory/bad.py:4 imports memory_ui.coreapi.client",
+    assert violations("memory_ui/memory", ("memory_ui.sources.coreapi.client",)) == [
+        "memory_ui/memory/bad.py:4 imports memory_ui.sources.coreapi.client",
     ]
     assert violations("memory_ui/memory", ("memory_ui",)) == [
         "memory_ui/memory/bad.py:3 imports memory_ui.web",
-        "memory_ui/memory/bad.py:4 imports memory_ui.coreapi",
+        "memory_ui/memory/bad.py:4 imports memory_ui.sources.coreapi",
     ]
 
 
@@ -148,13 +181,13 @@ def test_the_check_sees_a_top_level_module_import_upwards(tmp_path, monkeypatch)
     """A rule for one module: what audit.py did (imported a helper from memory/) is seen."""
     (tmp_path / "memory_ui").mkdir()
     (tmp_path / "memory_ui" / "audit.py").write_text(
-        "from memory_ui.memory.documents import without_bidi_controls\n"
+        "from memory_ui.documents import without_bidi_controls\n"
         "from memory_ui.models import AuditEvent\n"
         "from .text import without_bidi_controls\n"
     )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
-    assert violations("memory_ui/audit.py", _ABOVE_MEMORY) == [
-        "memory_ui/audit.py:1 imports memory_ui.memory.documents",
+    assert violations("memory_ui/audit.py", _ABOVE_GROUND) == [
+        "memory_ui/audit.py:1 imports memory_ui.documents",
     ]
 
 

@@ -1,4 +1,4 @@
-"""memory_ui.legacy's pure parts: the scope template, the agent -> store configuration,
+"""memory_ui.sources.legacy's pure parts: the scope template, the agent -> store configuration,
 strict response parsing and the error hierarchy over whatever body came back."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from requests.structures import CaseInsensitiveDict
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.legacy import (
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.legacy import (
     LegacyBadRequest,
     LegacyConflict,
     LegacyForbidden,
@@ -21,8 +21,8 @@ from memory_ui.legacy import (
     parse_store_agents,
     scope_for,
 )
-from memory_ui.legacy.errors import parse_error
-from memory_ui.memory.backends import SOURCE_ERRORS
+from memory_ui.sources.legacy.errors import parse_error
+from memory_ui.sources.protocol import SourceError
 
 ENTRY = {
     "path": "/memories/a.md",
@@ -124,4 +124,6 @@ def test_legacy_errors_have_the_face_of_coreapi_errors() -> None:
     for name in ("message", "portal_status", "status", "outcome_unknown", "correlation_id"):
         assert hasattr(LegacyUnavailable(), name) and hasattr(CoreAPIError("x"), name)
     assert LegacyOutcomeUnknown().outcome_unknown and not LegacyUnavailable().outcome_unknown
-    assert isinstance(LegacyUnavailable(), SOURCE_ERRORS)
+    assert isinstance(LegacyUnavailable(), SourceError) and isinstance(
+        CoreAPIError("x"), SourceError
+    )

@@ -9,9 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import Agent, CallerAuth, CoreAPIUnavailable
+from memory_ui.documents import EntryEditError, parse_document
 from memory_ui.identity import Identity
-from memory_ui.memory.documents import EntryEditError, parse_document
 from memory_ui.memory.moves import (
     Mode,
     SourceChanged,
@@ -20,9 +19,10 @@ from memory_ui.memory.moves import (
     landing_block,
     landing_reason,
 )
-from memory_ui.memory.operations import Actor, Version, memory_read
-from memory_ui.memory.targets import Target
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import Agent, CallerAuth, CoreAPIUnavailable
+from memory_ui.sources.coreapi.operations import Actor, Version, memory_read
+from memory_ui.sources.coreapi.targets import Target
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
 
 NOW = datetime(2026, 12, 4, 15, 0, tzinfo=UTC)
@@ -83,7 +83,7 @@ def test_it_lands_as_the_last_entry_or_not_at_all():
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCoreAPI:
     coreapi = FakeCoreAPI(conditional=True)
-    monkeypatch.setattr("memory_ui.coreapi.client.get_client", lambda: coreapi)
+    monkeypatch.setattr("memory_ui.sources.coreapi.client.get_client", lambda: coreapi)
     return coreapi
 
 

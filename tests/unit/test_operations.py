@@ -9,9 +9,9 @@ import logging
 import pytest
 from django.test import Client
 
-from memory_ui.coreapi import context
-from memory_ui.coreapi.client import CoreAPIClient
-from memory_ui.coreapi.types import CallerAuth
+from memory_ui.identity import CallerAuth
+from memory_ui.sources.coreapi import context
+from memory_ui.sources.coreapi.client import CoreAPIClient
 from portal import probes
 
 pytestmark = pytest.mark.django_db

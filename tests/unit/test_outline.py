@@ -5,7 +5,7 @@ bench/outline.py runs the same comparison against the old code itself."""
 
 import hashlib
 
-from memory_ui.memory.documents.outline import outline, split_lines
+from memory_ui.documents.outline import outline, split_lines
 from tests.unit.outline_corpus import random_documents
 
 # sha256 of `_fingerprint` over random_documents(2000, seed=17), computed with e6a495d's

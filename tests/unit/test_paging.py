@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from memory_ui.memory import paging
-from memory_ui.memory.documents import count_entries, outline, parse_document
-from memory_ui.memory.paging import (
+from memory_ui.documents import count_entries, outline, paging, parse_document
+from memory_ui.documents.paging import (
     PAGE_CHARS,
     PAGE_PARTS,
     PART_CHARS,

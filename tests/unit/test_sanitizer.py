@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.utils.safestring import SafeString
 
-from memory_ui.memory.documents import render, render_markdown
+from memory_ui.documents import render, render_markdown
 from memory_ui.templatetags.memory_markdown import render_markdown as render_markdown_filter
 from tests.unit.timing import timed
 

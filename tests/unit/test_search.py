@@ -11,8 +11,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import Agent, CoreAPIUnavailable, Memory
-from memory_ui.memory.operations import Loaded
 from memory_ui.memory.search import (
     EXCERPT_CONTEXT,
     Limits,
@@ -22,7 +20,9 @@ from memory_ui.memory.search import (
     excerpt,
     search_loaded,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable, Memory
+from memory_ui.sources.coreapi.operations import Loaded
+from memory_ui.sources.coreapi.targets import Target
 
 TRAVEL = Agent(name="travel-planner", object_id="/agents/travel-planner", display_name="Travel")
 HELPDESK = Agent(name="it-helpdesk", object_id="/agents/it-helpdesk", display_name="IT Helpdesk")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_ui.memory.documents import parse_document
+from memory_ui.documents import parse_document
 from memory_ui.memory.sensitive import (
     API_KEY,
     CARD,

@@ -11,7 +11,7 @@ import pytest
 import requests
 from urllib3.exceptions import NewConnectionError
 
-from memory_ui.legacy.client import LegacyStoresClient
+from memory_ui.sources.legacy.client import LegacyStoresClient
 from memory_ui.transport import (
     MIN_ATTEMPT_SECONDS,
     exchange,

@@ -3,7 +3,7 @@ replaced by `tests.fake_coreapi.FakeCoreAPI` and sign-in done without the IdP.
 
 Exactly two things are replaced; nothing else is mocked:
 
-- the CoreAPI client: `memory_ui.coreapi.client.get_client` returns the fake (the portal
+- the CoreAPI client: `memory_ui.sources.coreapi.client.get_client` returns the fake (the portal
   looks that function up at call time), so every CoreAPI call of a view reaches the fake;
 - the token functions `memory_ui.auth.coreapi_token` (the user's delegated token) and
   `memory_ui.auth.app_token` (the portal's own, for support calls). They stand in for msal
@@ -77,7 +77,7 @@ def fake(monkeypatch: pytest.MonkeyPatch, static_from_finders) -> FakeCoreAPI:
     coreapi = FakeCoreAPI()
     # The legacy stores are off unless a test installs its own (tests/fake_legacy.py).
     monkeypatch.setattr(settings, "LEGACY_STORES_BASE_URL", "")
-    monkeypatch.setattr("memory_ui.coreapi.client.get_client", lambda: coreapi)
+    monkeypatch.setattr("memory_ui.sources.coreapi.client.get_client", lambda: coreapi)
     monkeypatch.setattr("memory_ui.auth.coreapi_token", lambda request: USER_TOKEN)
     monkeypatch.setattr("memory_ui.auth.app_token", lambda: APP_TOKEN)
     return coreapi

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.cache import cache
 
-from memory_ui.coreapi import (
+from memory_ui.sources.coreapi import (
     CoreAPIBadRequest,
     CoreAPIConflict,
     CoreAPIError,

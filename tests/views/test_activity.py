@@ -9,8 +9,8 @@ import re
 from django.test import Client
 
 from memory_ui.audit import Action, agent_names_remember, audit_record
-from memory_ui.coreapi import Agent, CoreAPIUnavailable
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable
 from tests.fake_coreapi import AGENTS, FakeCoreAPI
 from tests.views.conftest import identity_for
 from tests.views.helpers import (

@@ -9,8 +9,8 @@ from datetime import timedelta
 from django.test import Client
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import Agent
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import Agent
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI, _at
 from tests.pages import hidden_fields
 from tests.views.helpers import FAILURES, body, fail, field_value, page_text

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memory_ui.coreapi import CoreAPIOutcomeUnknown
-from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CoreAPIOutcomeUnknown
+from memory_ui.sources.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import USER, body, field_value, fields_of, page_text, textarea
 

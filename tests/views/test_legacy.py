@@ -15,15 +15,15 @@ from django.test import Client
 from django.urls import reverse
 
 from memory_ui.audit import AuditEvent
-from memory_ui.legacy import (
+from memory_ui.sources.legacy import (
     LegacyForbidden,
     LegacyRateLimited,
     LegacyUnauthorized,
     LegacyUnavailable,
 )
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability
-from memory_ui.memory.legacy_backend import CAPABILITIES
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.adapter import CAPABILITIES
+from memory_ui.sources.protocol import Capability
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in

@@ -15,8 +15,8 @@ import pytest
 from django.test import Client
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import CoreAPIOutcomeUnknown, CoreAPIUnavailable
-from memory_ui.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
+from memory_ui.sources.coreapi import CoreAPIOutcomeUnknown, CoreAPIUnavailable
+from memory_ui.sources.coreapi.errors import OUTCOME_UNKNOWN_MESSAGE
 from tests.fake_coreapi import FakeCoreAPI
 from tests.transfers import make_archive, plan, upload
 from tests.views.helpers import HTMX, USER, body, field_value, fields_of, page_text, textarea

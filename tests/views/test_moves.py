@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.test import Client
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import CoreAPIUnavailable
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI, _at
 from tests.pages import hidden_fields
 from tests.views.helpers import HTMX, TRAVEL, body, is_page, page_text

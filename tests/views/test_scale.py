@@ -8,8 +8,8 @@ import re
 from django.core.cache import cache
 from django.test import Client
 
-from memory_ui.coreapi import Agent
-from memory_ui.memory.paging import PAGE_PARTS, PART_CHARS, forget_prepared
+from memory_ui.documents.paging import PAGE_PARTS, PART_CHARS, forget_prepared
+from memory_ui.sources.coreapi import Agent
 from memory_ui.web.stores.claims import preview_turn
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
 from tests.pages import batched_cards, forms, page_html
@@ -195,7 +195,7 @@ def test_bad_page_numbers_show_the_first_page(alice: Client, fake: FakeCoreAPI):
 def test_the_parsed_document_is_reused_until_it_changes(alice: Client, fake, monkeypatch):
     forget_prepared()
     parsed = []
-    from memory_ui.memory import paging
+    from memory_ui.documents import paging
 
     real = paging.parse_document
     monkeypatch.setattr(paging, "parse_document", lambda text: parsed.append(1) or real(text))
@@ -230,7 +230,7 @@ def test_a_delete_on_a_memory_too_large_is_refused_before_it_is_sent(alice: Clie
     page = body(alice.get("/memory/agents/travel-planner?view=raw"))
     version = re.search(r'name="version" value="([^"]+)"', body(alice.get("/memory/user")))
     assert page and version
-    from memory_ui.memory.operations import Version
+    from memory_ui.sources.coreapi.operations import Version
 
     token = Version.of(fake._read("agent", fake.object_id("travel-planner"))).token()
     response = alice.post(

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from django.test import Client
 
 from devstack.coreapi import formats
-from memory_ui.coreapi import CoreAPIUnavailable
+from memory_ui.sources.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI
 from tests.pages import page_html
 from tests.views.helpers import (

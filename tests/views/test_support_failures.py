@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from memory_ui.coreapi import CoreAPIUnavailable
+from memory_ui.sources.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import body, each_failure, fail, field_value, field_values, page_text
 from tests.views.test_support import (

@@ -8,7 +8,7 @@ import re
 
 from django.test import Client
 
-from memory_ui.coreapi import CoreAPIUnavailable
+from memory_ui.sources.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import body, field_value, page_text
 from tests.views.test_support import ALICE, look_up, overview, request_fields, subject_of

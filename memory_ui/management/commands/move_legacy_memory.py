@@ -19,12 +19,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from memory_ui import auth
-from memory_ui.coreapi import CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.identity import Identity
-from memory_ui.legacy import LegacyStoreError, parse_store_agents
 from memory_ui.memory.legacy_move import Result, Step, move_preview, move_run
-from memory_ui.memory.legacy_ops import Store, legacy_enabled, legacy_store
-from memory_ui.memory.operations import Actor
+from memory_ui.sources.coreapi import CallerAuth, CoreAPIError, UserIdentity
+from memory_ui.sources.coreapi.operations import Actor
+from memory_ui.sources.legacy import LegacyStoreError, parse_store_agents
+from memory_ui.sources.legacy.operations import Store, legacy_enabled, legacy_store
 
 REASON = "Legacy store turn-down (manage.py move_legacy_memory)"
 BAR_WIDTH = 30

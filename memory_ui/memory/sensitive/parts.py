@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from memory_ui.memory.documents import Document, Entry, ListItem
+from memory_ui.documents import Document, Entry, ListItem
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ import bisect
 import string
 from dataclasses import dataclass
 
-from memory_ui.memory.documents import Document
+from memory_ui.documents import Document
 from memory_ui.memory.sensitive.cards import find_cards
 from memory_ui.memory.sensitive.excerpts import masked
 from memory_ui.memory.sensitive.ibans import find_ibans

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.urls import reverse_lazy
 
-from memory_ui.memory.documents import without_bidi_controls
+from memory_ui.documents import without_bidi_controls
 from memory_ui.web.forms.confirm import CheckboxConfirmation, PhraseConfirmation
 from memory_ui.web.forms.fields import (
     CLEAR_EVERYTHING_PHRASE,

@@ -6,8 +6,13 @@ from typing import Any
 
 from django import forms
 
-from memory_ui.coreapi import Agent
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, all_targets, valid_agent_name
+from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.coreapi.targets import (
+    USER_MEMORY_LABEL,
+    Target,
+    all_targets,
+    valid_agent_name,
+)
 from memory_ui.web.forms.fields import DatesInOrder
 
 MAX_SEARCH_CHARS = 200

@@ -11,7 +11,7 @@ from django.http import QueryDict
 from django.utils.html import format_html
 
 from memory_ui.audit import Action
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
 from memory_ui.web.forms.fields import DatesInOrder
 

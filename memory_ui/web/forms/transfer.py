@@ -10,8 +10,8 @@ from django.http import HttpRequest
 
 from memory_ui.memory import uploads
 from memory_ui.memory.archive import ArchiveLimits, ParsedArchive, read_archive
-from memory_ui.memory.operations import Version
 from memory_ui.memory.uploads import ImportText, UploadRefused
+from memory_ui.sources.coreapi.operations import Version
 from memory_ui.web.forms.changes import SubmissionMixin
 from memory_ui.web.forms.confirm import CheckboxConfirmation
 from memory_ui.web.forms.fields import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib.sessions.backends.base import SessionBase
 
-from memory_ui.memory.backends import Item
+from memory_ui.sources.protocol import Item
 from memory_ui.web.stores.kept import drop, keep, kept
 from memory_ui.web.stores.undo import UNDO_MAX_BYTES, UNDO_MAX_RECORDS, UNDO_SECONDS
 

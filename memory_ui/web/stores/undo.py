@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from django.contrib.sessions.backends.base import SessionBase
 
-from memory_ui.coreapi import Memory
-from memory_ui.memory.operations import Version
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi import Memory
+from memory_ui.sources.coreapi.operations import Version
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.stores.kept import drop, keep, kept
 
 # --- Undo: the whole document as it was before a delete, in the session; briefly, for a

@@ -26,10 +26,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember
-from memory_ui.coreapi import Agent, CoreAPIError
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
 from memory_ui.models import AuditEvent
+from memory_ui.sources.coreapi import Agent, CoreAPIError
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target, target_key
+from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.web.access import signed_in, support_required, user_agents
 from memory_ui.web.forms.support import ActivityFilterForm, AuditFilterForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page

@@ -25,7 +25,6 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.batch import (
     Selection,
     batch_delete,
@@ -33,9 +32,10 @@ from memory_ui.memory.batch import (
     select_matching,
     select_picked,
 )
-from memory_ui.memory.operations import Version, memory_load_many
 from memory_ui.memory.search import SearchQuery, day_range
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Version, memory_load_many
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest

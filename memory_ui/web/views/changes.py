@@ -1,7 +1,7 @@
 """Changing memory: add a note, clear one memory or everything.
 
 Every flow works as plain form posts (PRG) and, with htmx, swaps fragments in place.
-Every change goes through `memory_ui.memory.operations`, which checks versions and audits.
+Every change goes through `memory_ui.sources.coreapi.operations`, which checks versions and audits.
 Which memory a request is about comes from hidden `scope`/`agent` fields, resolved against
 the user's own agents (unknown agent: 404; forged scope: 400).
 """
@@ -19,9 +19,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import parse_document
-from memory_ui.memory.operations import (
+from memory_ui.documents import parse_document
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import (
     Actor,
     AlreadyAdded,
     Loaded,
@@ -31,7 +31,7 @@ from memory_ui.memory.operations import (
     memory_clear_many,
     memory_load,
 )
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.web import forms
 from memory_ui.web.access import (
     as_named,

@@ -2,7 +2,7 @@
 the session: `stores.undo`).
 
 Every flow works as plain form posts (PRG) and, with htmx, swaps fragments in place;
-every change goes through `memory_ui.memory.operations`, which checks versions and audits.
+every change goes through `memory_ui.sources.coreapi.operations`, which checks versions and audits.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import entry_label, parse_document, remove_entry, remove_lines
-from memory_ui.memory.operations import (
+from memory_ui.documents import entry_label, parse_document, remove_entry, remove_lines
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import (
     Actor,
     Loaded,
     MemoryChanged,
     NothingToChange,
     memory_rewrite,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory
 from memory_ui.web.htmx import (

@@ -12,10 +12,10 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.diffs import DiffLine, diff_lines, merge_changes
-from memory_ui.memory.documents import content_hash
-from memory_ui.memory.operations import (
+from memory_ui.documents import content_hash
+from memory_ui.documents.diffs import DiffLine, diff_lines, merge_changes
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import (
     Actor,
     MemoryChanged,
     Version,
@@ -23,7 +23,7 @@ from memory_ui.memory.operations import (
     memory_read,
     memory_rewrite,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory, signed_in
 from memory_ui.web.errors import AgentsUnlisted

@@ -10,9 +10,9 @@ from dataclasses import fields as dataclass_fields
 
 from django.http import HttpResponse
 
-from memory_ui.coreapi import CoreAPIError, Memory
-from memory_ui.memory.documents import Entry, EntryEditError, parse_document, replace_entry
-from memory_ui.memory.operations import (
+from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.operations import (
     Actor,
     Loaded,
     MemoryChanged,
@@ -21,7 +21,7 @@ from memory_ui.memory.operations import (
     memory_load,
     memory_rewrite,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted

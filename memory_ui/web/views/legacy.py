@@ -27,15 +27,15 @@ from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from memory_ui.legacy import (
+from memory_ui.sources.legacy import (
     LegacyRateLimited,
     LegacyStoreError,
     LegacyUnavailable,
     LegacyUnexpectedResponse,
 )
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability, Item, Page
-from memory_ui.memory.legacy_ops import Store
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.operations import Store
+from memory_ui.sources.protocol import Capability, Item, Page
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page

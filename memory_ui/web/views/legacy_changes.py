@@ -24,11 +24,11 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 
-from memory_ui.legacy import LegacyConflict, LegacyStoreError
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability, Item
-from memory_ui.memory.diffs import diff_lines
-from memory_ui.memory.legacy_ops import FileChanged, Store
+from memory_ui.documents.diffs import diff_lines
+from memory_ui.sources.legacy import LegacyConflict, LegacyStoreError
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.operations import FileChanged, Store
+from memory_ui.sources.protocol import Capability, Item
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms import first_error
 from memory_ui.web.forms.legacy import (

@@ -17,11 +17,11 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.legacy import LegacyStoreError
-from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_move import Result, move_preview, move_run
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.legacy import LegacyStoreError
+from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.protocol import Capability
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyMoveForm
 from memory_ui.web.htmx import HtmxHttpRequest

@@ -18,9 +18,8 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
-from memory_ui.coreapi import CoreAPIError
+from memory_ui.documents import Entry, EntryEditError, parse_document
 from memory_ui.memory.batch import Restored, batch_restore
-from memory_ui.memory.documents import Entry, EntryEditError, parse_document
 from memory_ui.memory.moves import (
     DestinationChanged,
     EntryGone,
@@ -32,8 +31,9 @@ from memory_ui.memory.moves import (
     entry_remove_moved,
     move_preview,
 )
-from memory_ui.memory.operations import Actor, memory_read
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Actor, memory_read
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.web.access import as_named, on_memory, signed_in, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import TargetForm, first_error

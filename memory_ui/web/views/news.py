@@ -11,10 +11,16 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.documents import entry_label
-from memory_ui.memory.operations import Actor, Loaded, Version, memory_load, memory_load_many
-from memory_ui.memory.targets import Target, all_targets
+from memory_ui.documents import entry_label
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import (
+    Actor,
+    Loaded,
+    Version,
+    memory_load,
+    memory_load_many,
+)
+from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents

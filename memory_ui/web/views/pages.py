@@ -8,10 +8,10 @@ from django.core.exceptions import BadRequest
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory.operations import Loaded, memory_load, memory_load_many
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
 from memory_ui.models import MemoryVisit
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Loaded, memory_load, memory_load_many
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
 from memory_ui.visits import new_entries, visit_record, visits_of
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm

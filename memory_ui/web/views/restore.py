@@ -21,16 +21,16 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory.archive import ArchiveFile, ArchiveLimits, ParsedArchive
 from memory_ui.memory.exports import restore_file
-from memory_ui.memory.operations import (
+from memory_ui.sources.coreapi import Agent, CoreAPIError
+from memory_ui.sources.coreapi.operations import (
     Loaded,
     MemoryChanged,
     Version,
     memory_load_many,
 )
-from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
 from memory_ui.web import forms
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, render_page

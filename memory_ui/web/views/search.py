@@ -11,13 +11,13 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory.search import (
     SearchQuery,
     day_range,
     legacy_search_results,
     memory_search,
 )
+from memory_ui.sources.coreapi import Agent, CoreAPIError
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment

@@ -19,10 +19,10 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
-from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.flag_counts import flag_count
-from memory_ui.memory.operations import Loaded
 from memory_ui.memory.sensitive import Scan, sensitive_scan
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.operations import Loaded
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import every_memory

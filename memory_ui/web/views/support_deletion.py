@@ -29,11 +29,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.coreapi import CoreAPIError
+from memory_ui.documents import content_hash
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
-from memory_ui.memory.documents import content_hash
-from memory_ui.memory.exports import memory_export_many
-from memory_ui.memory.operations import (
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.exports import memory_export_many
+from memory_ui.sources.coreapi.operations import (
     Actor,
     Loaded,
     MemoryChanged,
@@ -41,7 +41,7 @@ from memory_ui.memory.operations import (
     memory_clear,
     memory_load_many,
 )
-from memory_ui.memory.targets import Target
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm

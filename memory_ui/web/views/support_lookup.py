@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory_ui import auth
 from memory_ui.audit import Action, agent_names_remember
-from memory_ui.memory.operations import (
+from memory_ui.sources.coreapi.operations import (
     agents_list,
     credentials_failed,
     memory_reveal,
     user_lookup,
 )
-from memory_ui.memory.targets import all_targets
+from memory_ui.sources.coreapi.targets import all_targets
 from memory_ui.web.access import signed_in, support_actor, support_required
 from memory_ui.web.forms.support import LookupForm, RevealForm
 from memory_ui.web.stores.support import (

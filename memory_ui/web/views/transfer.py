@@ -23,12 +23,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.audit import Action
-from memory_ui.coreapi import CoreAPIError, Memory
+from memory_ui.documents import appended, entry_heading, neutralise_provenance
+from memory_ui.documents.diffs import diff_lines
 from memory_ui.memory import uploads
-from memory_ui.memory.diffs import diff_lines
-from memory_ui.memory.documents import appended, entry_heading, neutralise_provenance
-from memory_ui.memory.exports import export_archive, memory_export
-from memory_ui.memory.operations import (
+from memory_ui.memory.exports import export_archive
+from memory_ui.memory.uploads import ImportText
+from memory_ui.sources.coreapi import CoreAPIError, Memory
+from memory_ui.sources.coreapi.exports import memory_export
+from memory_ui.sources.coreapi.operations import (
     AlreadyAdded,
     MemoryChanged,
     Version,
@@ -37,8 +39,7 @@ from memory_ui.memory.operations import (
     memory_read,
     memory_replace,
 )
-from memory_ui.memory.targets import Target
-from memory_ui.memory.uploads import ImportText
+from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.downloads import download_began

@@ -15,7 +15,7 @@ Line numbers are 0-based and half-open over the document's lines, where a line e
 feeds and U+2028, which would shift every line number after one of them).
 """
 
-from memory_ui.memory.documents.entries import (
+from memory_ui.documents.entries import (
     EntryEditError,
     appended,
     content_hash,
@@ -27,8 +27,8 @@ from memory_ui.memory.documents.entries import (
     remove_lines,
     replace_entry,
 )
-from memory_ui.memory.documents.outline import Outline, outline
-from memory_ui.memory.documents.parse import (
+from memory_ui.documents.outline import Outline, outline
+from memory_ui.documents.parse import (
     Document,
     Entry,
     ListItem,
@@ -37,7 +37,7 @@ from memory_ui.memory.documents.parse import (
     list_items_between,
     parse_document,
 )
-from memory_ui.memory.documents.render import render_markdown
+from memory_ui.documents.render import render_markdown
 
 # Re-exported for web/forms.py, which imported it from here before it moved to memory_ui/text.py.
 from memory_ui.text import without_bidi_controls

@@ -11,7 +11,7 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
-from memory_ui.memory.documents.outline import Outline, is_blank, outline, split_lines
+from memory_ui.documents.outline import Outline, is_blank, outline, split_lines
 from memory_ui.text import without_bidi_controls
 
 

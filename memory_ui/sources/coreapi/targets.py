@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_ui.coreapi import AGENT_NAME, Agent
+from memory_ui.sources.coreapi import AGENT_NAME, Agent
 
 SCOPES = ("user", "agent", "combined")
 # The user-scope memory's one name in lists, headings, Activity and the audit trail ("Your

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from memory_ui.memory.documents import Entry, parse_document
+from memory_ui.documents import Entry, parse_document
 
 # How far CoreAPI's clock may be behind the portal's when it stamps a block.
 CLOCK_SLACK = timedelta(minutes=2)

@@ -33,7 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.safestring import SafeString
 
-from memory_ui.memory.documents import (
+from memory_ui.documents import (
     Document,
     Entry,
     ListItem,

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory_ui.legacy import LegacyBadRequest
-from memory_ui.memory.backends import Item
-from memory_ui.memory.documents import content_hash
-from memory_ui.memory.operations import Version
+from memory_ui.documents import content_hash
+from memory_ui.documents.versions import Version
+from memory_ui.sources.legacy import LegacyBadRequest
+from memory_ui.sources.protocol import Item
 
 if TYPE_CHECKING:
-    from memory_ui.memory.legacy_ops import Store
+    from memory_ui.sources.legacy.operations import Store
 
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
 NO_TOKEN = (

@@ -1,9 +1,9 @@
 """The legacy memory stores (seed 003; docs/legacy-stores.md): typed values and errors
-here, the transport in `memory_ui.legacy.client`. Stands alone like memory_ui.coreapi:
+here, the transport in `memory_ui.sources.legacy.client`. Stands alone like memory_ui.sources.coreapi:
 it imports nothing else of the portal (the token source and the request deadline are
 passed in)."""
 
-from memory_ui.legacy.errors import (
+from memory_ui.sources.legacy.errors import (
     LegacyBadRequest,
     LegacyConflict,
     LegacyForbidden,
@@ -15,7 +15,13 @@ from memory_ui.legacy.errors import (
     LegacyUnavailable,
     LegacyUnexpectedResponse,
 )
-from memory_ui.legacy.types import MemoryEntry, MemoryStore, Page, parse_store_agents, scope_for
+from memory_ui.sources.legacy.types import (
+    MemoryEntry,
+    MemoryStore,
+    Page,
+    parse_store_agents,
+    scope_for,
+)
 
 __all__ = [
     "LegacyBadRequest",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_ui.memory.documents import Entry, content_hash, entry_label, parse_document
+from memory_ui.documents import Entry, content_hash, entry_label, parse_document
 
 # How many of the latest entries may have arrived meanwhile: each one tried costs a hash
 # of the text before it, so a long document is not hashed hundreds of times.

@@ -1,10 +1,12 @@
-"""DRAFT: the `MemoryBackend` protocol, a front for several memory systems (issue 18).
+"""The protocol every memory source implements, and the types it speaks in: below every
+source package, so an adapter imports these and nothing of another source.
 
-Not wired into any view yet. A backend must list the targets a subject has and read one
-page of a target; everything else is a declared capability, and the UI is to offer an
-action only where the source declares it, saying in one sentence (`missing_reason`) what
-the source does not allow where it does not. CoreAPI is to move behind this protocol
-unchanged in behaviour; `legacy_backend.LegacyBackend` is the first adapter.
+A source is one package under `memory_ui/sources/` (docs/architecture.md, Memory sources),
+registered by `memory_ui.sources.registry` from settings. Its backend must list the targets
+a subject has and read one page of a target; everything else is a declared capability, and
+pages offer an action only where the source (and the target: `Target.missing`) allows it,
+saying in one sentence why where it does not. Every source's errors derive from
+`SourceError`, so a page catches and translates them once.
 """
 
 from __future__ import annotations
@@ -12,15 +14,26 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.legacy import LegacyStoreError
+if TYPE_CHECKING:
+    pass
 
-# What a page catches around any source's call: both hierarchies carry a user-safe
-# `message`, `portal_status`, `status` and `outcome_unknown`, so one alert shows either.
-SOURCE_ERRORS = (CoreAPIError, LegacyStoreError)
-type SourceError = CoreAPIError | LegacyStoreError
+
+class SourceError(Exception):
+    """Base of every source's failures, with what pages show: a user-safe `message` (also
+    `str(error)`), the source's `status` (None for a transport failure), the HTTP status
+    the portal answers with (`portal_status`), whether a write may have been applied all
+    the same (`outcome_unknown`), the call's `correlation_id` where the source sends one,
+    and whether signing in again can help (`sign_in_helps`: only where the person's own
+    sign-in expired, never where a source refused the portal's own credentials)."""
+
+    portal_status = 502
+    outcome_unknown = False
+    sign_in_helps = False
+    correlation_id = ""
+    status: int | None = None
+    message: str = ""
 
 
 class Capability(enum.Flag):

@@ -9,9 +9,8 @@ the target user's identity as the support view resolved it. The portal never bui
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 AGENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")  # CoreAPI's agent name rule
@@ -108,39 +107,6 @@ def parse_agents(data: object) -> list[Agent]:
         raise ValueError("the agents listing must be a JSON array")
     agents = [agent for agent in map(Agent.from_json, data) if agent is not None]
     return sorted(agents, key=lambda agent: (agent.name.casefold(), agent.name))
-
-
-@dataclass(frozen=True)
-class UserIdentity:
-    """FoundationaLLM's UnifiedUserIdentity, sent as `X-USER-IDENTITY` on support calls."""
-
-    name: str
-    user_name: str
-    user_id: str
-    upn: str
-    group_ids: tuple[str, ...] = ()
-
-    def to_header(self) -> str:
-        # CoreAPI binds these keys case-sensitively. ensure_ascii keeps non-ASCII names
-        # header-safe (\\u escapes), and json escaping rules out header injection.
-        return json.dumps(
-            {
-                "name": self.name,
-                "user_name": self.user_name,
-                "user_id": self.user_id,
-                "upn": self.upn,
-                "group_ids": list(self.group_ids),
-            },
-            separators=(",", ":"),
-        )
-
-
-@dataclass(frozen=True)
-class CallerAuth:
-    """How a call authenticates. `user_identity` only for support staff's app-only calls."""
-
-    access_token: str = field(repr=False)  # kept out of repr so it never reaches a log
-    user_identity: UserIdentity | None = None
 
 
 def as_text(value: object) -> str:

@@ -8,8 +8,8 @@ import re
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory_ui.memory.documents.outline import indent_of, is_blank, outline, split_lines
-from memory_ui.memory.documents.parse import (
+from memory_ui.documents.outline import indent_of, is_blank, outline, split_lines
+from memory_ui.documents.parse import (
     REASON_SEPARATOR,
     OutOfRangeError,
     is_provenance_line,

@@ -1,7 +1,8 @@
 """FoundationaLLM CoreAPI: typed values and errors here; the transport is
-`memory_ui.coreapi.client`, which only `memory_ui.memory.operations` calls."""
+`memory_ui.sources.coreapi.client`, which only `memory_ui.sources.coreapi.operations` calls."""
 
-from memory_ui.coreapi.errors import (
+from memory_ui.identity import CallerAuth, UserIdentity
+from memory_ui.sources.coreapi.errors import (
     CoreAPIBadRequest,
     CoreAPIConflict,
     CoreAPIError,
@@ -17,12 +18,10 @@ from memory_ui.coreapi.errors import (
     CoreAPIUnexpectedResponse,
     parse_error_response,
 )
-from memory_ui.coreapi.types import (
+from memory_ui.sources.coreapi.types import (
     AGENT_NAME,
     Agent,
-    CallerAuth,
     Memory,
-    UserIdentity,
     agent_object_id,
     parse_agents,
 )

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -28,69 +27,33 @@ from functools import cached_property
 from django.conf import settings
 
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import (
-    Agent,
-    CallerAuth,
-    CoreAPIError,
-    CoreAPIOutcomeUnknown,
-    CoreAPIPreconditionFailed,
-    CoreAPIUnavailable,
-    Memory,
-)
-from memory_ui.coreapi import client as coreapi
-from memory_ui.identity import Identity
-from memory_ui.memory.arrivals import Arrived, appended_since, with_arrivals
-from memory_ui.memory.documents import (
+from memory_ui.budget import fan_out
+from memory_ui.documents import (
     Document,
     content_hash,
     count_entries,
     neutralise_entry_headings,
     neutralise_provenance,
 )
-from memory_ui.memory.landed import Block
-from memory_ui.memory.paging import Prepared, prepared
-from memory_ui.memory.targets import Target, all_targets
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who acts (`who`), with which credentials, for whom: support staff act for
-    `subject_upn` with the portal's app token, and say why (`reason`, `ticket`)."""
-
-    who: Identity
-    auth: CallerAuth
-    subject_upn: str | None = None
-    reason: str = ""
-    ticket: str = ""
-
+from memory_ui.documents.arrivals import Arrived, appended_since, with_arrivals
+from memory_ui.documents.landed import Block
+from memory_ui.documents.paging import Prepared, prepared
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor, Identity
+from memory_ui.sources.coreapi import (
+    Agent,
+    CoreAPIError,
+    CoreAPIOutcomeUnknown,
+    CoreAPIPreconditionFailed,
+    CoreAPIUnavailable,
+    Memory,
+)
+from memory_ui.sources.coreapi import client as coreapi
+from memory_ui.sources.coreapi.targets import Target, all_targets
 
 # A change merged with entries that arrived meanwhile is tried this many times in all when
 # yet more arrive between the read and the conditional write.
 MERGE_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class Version:
-    """What a user saw when they began: enough to notice a change made meanwhile."""
-
-    updated_on: str
-    sha256: str
-
-    @classmethod
-    def of(cls, memory: Memory) -> Version:
-        stamp = memory.updated_on.isoformat() if memory.updated_on else ""
-        return cls(stamp, content_hash(memory.content_markdown))
-
-    def token(self) -> str:
-        """For a hidden form field."""
-        return f"{self.updated_on}|{self.sha256}"
-
-    @classmethod
-    def parse(cls, token: str) -> Version | None:
-        stamp, sep, digest = token.rpartition("|")
-        if not sep or len(digest) != 64:
-            return None
-        return cls(stamp, digest)
 
 
 @dataclass(frozen=True)
@@ -173,18 +136,6 @@ class Rewritten:
     after: Memory
     moved: bool = False  # something else changed the document right after (see memory_rewrite)
     arrived: Arrived | None = None  # entries appended meanwhile, kept (see memory_rewrite)
-
-
-def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """`step` over `items`, a few CoreAPI calls at a time, results in order. Each runs in a
-    copy of the caller's context, so the request's CoreAPI deadline holds for it too."""
-    items = list(items)
-    if len(items) <= 1:
-        return [step(item) for item in items]
-    workers = min(len(items), settings.PORTAL_COREAPI_FAN_OUT)
-    contexts = [contextvars.copy_context() for _ in items]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda ctx, item: ctx.run(step, item), contexts, items))
 
 
 # A step of several writes recorded as one event by its caller (moving an entry: moves.py):

@@ -35,8 +35,10 @@ from urllib.parse import quote, urlencode
 
 import requests
 
-from memory_ui.coreapi import budget, context
-from memory_ui.coreapi.errors import (
+from memory_ui import budget
+from memory_ui.identity import CallerAuth
+from memory_ui.sources.coreapi import context
+from memory_ui.sources.coreapi.errors import (
     BUSY_MESSAGE,
     FIXED_MESSAGES,
     OUTCOME_UNKNOWN_MESSAGE,
@@ -48,10 +50,10 @@ from memory_ui.coreapi.errors import (
     CoreAPIUnexpectedResponse,
     parse_error_response,
 )
-from memory_ui.coreapi.types import Agent, CallerAuth, Memory, parse_agents
+from memory_ui.sources.coreapi.types import Agent, Memory, parse_agents
 from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
-logger = logging.getLogger("memory_ui.coreapi")
+logger = logging.getLogger("memory_ui.sources.coreapi")
 
 READ_SCOPES = frozenset({"user", "agent", "combined"})
 WRITE_SCOPES = frozenset({"user", "agent"})
@@ -85,7 +87,7 @@ def _check_content(content_markdown: str) -> None:
 
 def _correlation_id(value: str | None) -> str:
     if value is None:
-        # The portal request's id when there is one (memory_ui.coreapi.context).
+        # The portal request's id when there is one (memory_ui.sources.coreapi.context).
         return context.correlation_id.get() or uuid.uuid4().hex
     if not CORRELATION_ID.fullmatch(value):
         raise ValueError("correlation_id must be 1-128 characters of [A-Za-z0-9._:-]")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memory_ui.sources.protocol import SourceError
+
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_DETAIL_CHARS = 1000
 
@@ -23,14 +25,11 @@ OUTCOME_UNKNOWN_MESSAGE = (
 UNEXPECTED_MESSAGE = "The legacy memory store returned an unexpected response; try again later."
 
 
-class LegacyStoreError(Exception):
+class LegacyStoreError(SourceError):
     """Base of every legacy store failure; `str(error)` is `error.message`."""
 
     portal_status = 502
     default_message = UNEXPECTED_MESSAGE
-    # The same face as CoreAPIError, so pages and audit rows treat both sources alike.
-    outcome_unknown = False  # a write that may have been applied all the same
-    correlation_id = ""  # the stores send none
 
     def __init__(
         self,

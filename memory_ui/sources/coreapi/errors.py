@@ -19,7 +19,8 @@ from email.utils import parsedate_to_datetime
 
 from requests.structures import CaseInsensitiveDict
 
-from memory_ui.coreapi.types import as_optional_text, as_text
+from memory_ui.sources.coreapi.types import as_optional_text, as_text
+from memory_ui.sources.protocol import SourceError
 
 # Error bodies come from CoreAPI, gateways and proxies; parse only this much of them and
 # keep only this much of any text they carry.
@@ -47,7 +48,7 @@ FIXED_MESSAGES = {
 BUSY_MESSAGE = "The portal is busy with other CoreAPI calls; nothing was sent. Try again."
 
 
-class CoreAPIError(Exception):
+class CoreAPIError(SourceError):
     """Base of every CoreAPI failure; `str(error)` is `error.message`."""
 
     portal_status = 502  # what the portal answers with when this call failed
@@ -86,6 +87,7 @@ class CoreAPIUnauthorized(CoreAPIError):
     """401: the token is missing, expired or not accepted; the user signs in again."""
 
     portal_status = 401
+    sign_in_helps = True
 
 
 class CoreAPIForbidden(CoreAPIError):

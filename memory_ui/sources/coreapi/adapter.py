@@ -14,9 +14,19 @@ from __future__ import annotations
 import datetime as dt
 from functools import cached_property
 
-from memory_ui.coreapi import CoreAPIError
-from memory_ui.memory import backends
-from memory_ui.memory.backends import (
+from memory_ui.documents import parse_document
+from memory_ui.sources import protocol as backends
+from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.coreapi.exports import memory_export
+from memory_ui.sources.coreapi.operations import (
+    Actor,
+    agents_list,
+    memory_append,
+    memory_clear,
+    memory_read,
+)
+from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Item,
@@ -25,16 +35,6 @@ from memory_ui.memory.backends import (
     Subject,
     Unsupported,
 )
-from memory_ui.memory.documents import parse_document
-from memory_ui.memory.exports import memory_export
-from memory_ui.memory.operations import (
-    Actor,
-    agents_list,
-    memory_append,
-    memory_clear,
-    memory_read,
-)
-from memory_ui.memory.targets import Target, all_targets
 
 SOURCE = "coreapi"
 CAPABILITIES = (

@@ -16,10 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from memory_ui.legacy import LegacyForbidden, LegacyNotFound, LegacyStoreError, scope_for
-from memory_ui.legacy.client import LegacyStoresClient
-from memory_ui.legacy.types import MemoryEntry
-from memory_ui.memory.backends import (
+from memory_ui.sources.legacy import LegacyForbidden, LegacyNotFound, LegacyStoreError, scope_for
+from memory_ui.sources.legacy.client import LegacyStoresClient
+from memory_ui.sources.legacy.types import MemoryEntry
+from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Item,

@@ -20,10 +20,12 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from memory_ui import auth
+from memory_ui import auth, budget
 from memory_ui.audit import Action, audit_record
-from memory_ui.coreapi import budget
-from memory_ui.legacy import (
+from memory_ui.budget import fan_out
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
+from memory_ui.sources.legacy import (
     LegacyBadRequest,
     LegacyForbidden,
     LegacyNotFound,
@@ -32,16 +34,15 @@ from memory_ui.legacy import (
     LegacyUnavailable,
     parse_store_agents,
 )
-from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
-from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
-from memory_ui.memory.legacy_backend import (
+from memory_ui.sources.legacy.adapter import (
     READ_ONLY_REASON,
     SOURCE,
     WRITES,
     LegacyBackend,
     export_markdown,
 )
-from memory_ui.memory.legacy_values import (
+from memory_ui.sources.legacy.client import LegacyStoresClient, client_from_settings
+from memory_ui.sources.legacy.values import (
     CHANGED_MESSAGE,
     NO_TOKEN,
     NOT_EXPORTED,
@@ -52,7 +53,7 @@ from memory_ui.memory.legacy_values import (
     NotMatchedOnce,
     file_version,
 )
-from memory_ui.memory.operations import Actor, Version, fan_out
+from memory_ui.sources.protocol import Capability, Erasure, Item, Outcome, Page, Subject, Target
 
 logger = logging.getLogger("memory_ui.memory.legacy")
 

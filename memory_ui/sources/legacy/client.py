@@ -7,7 +7,7 @@ verified identity).
 
 Faults. Every call has connect and read timeouts, shortened to what is left of the portal
 request's overall deadline when a `remaining` callable is given (the portal passes
-memory_ui.coreapi.budget.remaining, so CoreAPI and legacy calls share one budget). Reads
+memory_ui.budget.remaining, so CoreAPI and legacy calls share one budget). Reads
 (GET, and the read-only search POST) are retried on failures to connect, dropped
 connections and 502/503/504, with exponential backoff and jitter; never after a read
 timeout. Creates, edits and deletes are sent once: a retry after a lost response could
@@ -26,17 +26,17 @@ from urllib.parse import quote
 
 import requests
 
-from memory_ui.legacy.errors import (
+from memory_ui.sources.legacy.errors import (
     LegacyOutcomeUnknown,
     LegacyUnauthorized,
     LegacyUnavailable,
     LegacyUnexpectedResponse,
     parse_error,
 )
-from memory_ui.legacy.types import FULL_NAME, MemoryEntry, MemoryStore, Page, parse_page
+from memory_ui.sources.legacy.types import FULL_NAME, MemoryEntry, MemoryStore, Page, parse_page
 from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
-logger = logging.getLogger("memory_ui.legacy")
+logger = logging.getLogger("memory_ui.sources.legacy")
 
 API = "/api/2.1/unity-catalog/memory-stores"
 PERMISSIONS_API = "/api/2.1/unity-catalog/effective-permissions/memory_store"

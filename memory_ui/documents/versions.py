@@ -1,0 +1,39 @@
+"""A document's version as a person saw it: when it was last changed and its hash, so a
+change made meanwhile is noticed before a write (every source with text keeps one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from memory_ui.documents.entries import content_hash
+
+
+class Versioned(Protocol):
+    updated_on: datetime | None
+    content_markdown: str
+
+
+@dataclass(frozen=True)
+class Version:
+    """What a user saw when they began: enough to notice a change made meanwhile."""
+
+    updated_on: str
+    sha256: str
+
+    @classmethod
+    def of(cls, memory: Versioned) -> Version:
+        stamp = memory.updated_on.isoformat() if memory.updated_on else ""
+        return cls(stamp, content_hash(memory.content_markdown))
+
+    def token(self) -> str:
+        """For a hidden form field."""
+        return f"{self.updated_on}|{self.sha256}"
+
+    @classmethod
+    def parse(cls, token: str) -> Version | None:
+        stamp, sep, digest = token.rpartition("|")
+        if not sep or len(digest) != 64:
+            return None
+        return cls(stamp, digest)
