@@ -285,6 +285,14 @@ SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
 # Whether users see the name of the support staff member on their Activity page.
 PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
+# --- Memory sources (docs/architecture.md, Memory sources) ------------------------------
+# The packages of the memory systems the portal fronts, by module path, in the order pages
+# show them; each reads its own settings below and is left out where it is not configured.
+PORTAL_MEMORY_SOURCES = env_list(
+    "PORTAL_MEMORY_SOURCES",
+    "memory_ui.sources.coreapi,memory_ui.sources.legacy,memory_ui.sources.agent_notes",
+)
+
 # --- Legacy memory stores (seed 003; docs/legacy-stores.md) ---------------------------
 # Off unless LEGACY_STORES_BASE_URL is set (the devstack sets its emulator). The portal
 # calls them as its own service principal (client credentials for LEGACY_STORES_TOKEN_SCOPE:

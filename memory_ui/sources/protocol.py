@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    pass
+    from memory_ui.identity import Actor
 
 
 class SourceError(Exception):
@@ -105,6 +105,87 @@ class Outcome:
 @dataclass(frozen=True)
 class Erasure:
     outcomes: tuple[Outcome, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ExportedFile:
+    """One file a source adds to "Export everything": its name inside the source's folder,
+    its markdown, the target it came from, and the version of each item in it (item key ->
+    version token), which an erasure after the export must still find."""
+
+    name: str
+    text: str
+    target: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Covered:
+    """What a deletion request covers in one target, counted before anything is erased."""
+
+    target: str  # its title
+    count: int
+    noun: str  # what is counted: "file", "entry", "memory"
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """Memory a source knows of but the portal cannot reach for a person: why, and whom
+    to ask."""
+
+    title: str
+    reason: str
+    owner: str = ""
+
+
+# What a deletion request's export kept of a source, for its erasure: target -> item ->
+# version token (None: the source was not in the export, so nothing is erased).
+type Exported = dict[str, dict[str, str]] | None
+
+
+@runtime_checkable
+class Steps(Protocol):
+    """A source's audited steps over everything a person has in it: what requests that
+    cover every source ("Export everything", support's deletion request) call. Each raises
+    the source's `SourceError` when the source as a whole cannot be reached; what one
+    target could not do is a row of its result instead."""
+
+    def coverage(self, actor: Actor) -> list[Covered]: ...
+
+    def export_all(self, actor: Actor) -> list[ExportedFile]: ...
+
+    def erase_all(self, actor: Actor, exported: Exported) -> Erasure: ...
+
+    def unreachable(self) -> list[Unreachable]: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """A memory system as the registry holds it (`memory_ui.sources.registry`): a short
+    `name` (kept on every audit event), what people read (`title`, a one-line
+    `description`), whether it is being turned down, what it can do (`capabilities`, with
+    one sentence per missing one in `missing`), and its `steps`. A source that no person's
+    memory can be reached in has no capability and no steps, only `unreachable`: why, and
+    whom to ask (`owner`). `primary`: the source the portal's own memory pages and restorable
+    archive are built on; `section`: the URL name of its lazy section on the dashboard."""
+
+    name: str
+    title: str
+    description: str
+    capabilities: Capability = Capability.NONE
+    missing: dict[Capability, str] = field(default_factory=dict)
+    turned_down: bool = False
+    primary: bool = False
+    steps: Steps | None = None
+    section: str = ""
+    unreachable: str = ""
+    owner: str = ""
+
+    def missing_reason(self, capability: Capability) -> str:
+        return self.missing.get(capability, f"This is not possible in {self.title}.")
+
+    def can(self, capability: Capability) -> bool:
+        return capability in self.capabilities
 
 
 @runtime_checkable

@@ -25,6 +25,7 @@ from memory_ui.sources.coreapi.types import (
     agent_object_id,
     parse_agents,
 )
+from memory_ui.sources.protocol import Capability, Source
 
 __all__ = [
     "AGENT_NAME",
@@ -49,3 +50,26 @@ __all__ = [
     "parse_agents",
     "parse_error_response",
 ]
+
+
+def source() -> Source:
+    """CoreAPI (seed 000) in the registry: the primary source, whose memories are the
+    portal's own memory pages and whose documents make the restorable archive."""
+    return Source(
+        name="coreapi",
+        title="CoreAPI",
+        description="What agents remember about you, shared with every agent or kept by one.",
+        capabilities=(
+            Capability.SEARCH
+            | Capability.APPEND
+            | Capability.EDIT_ITEM
+            | Capability.DELETE_ITEM
+            | Capability.RESTORE_ITEM
+            | Capability.CLEAR_TARGET
+            | Capability.ERASE_SUBJECT
+            | Capability.EXPORT
+            | Capability.IMPORT
+            | Capability.CONDITIONAL_WRITE
+        ),
+        primary=True,
+    )

@@ -22,6 +22,7 @@ from memory_ui.sources.legacy.types import (
     parse_store_agents,
     scope_for,
 )
+from memory_ui.sources.protocol import Source
 
 __all__ = [
     "LegacyBadRequest",
@@ -40,3 +41,25 @@ __all__ = [
     "parse_store_agents",
     "scope_for",
 ]
+
+
+def source() -> Source | None:
+    """The legacy memory stores (seed 003) in the registry, where LEGACY_STORES_BASE_URL
+    configures them: being turned down, their files moved into the primary source."""
+    from django.conf import settings
+
+    from memory_ui.sources.legacy.adapter import CAPABILITIES, MISSING
+    from memory_ui.sources.legacy.steps import LegacySteps
+
+    if not settings.LEGACY_STORES_BASE_URL:
+        return None
+    return Source(
+        name="legacy",
+        title="Legacy memory stores",
+        description="Older memory stores being turned down; their files can be moved over.",
+        capabilities=CAPABILITIES,
+        missing=MISSING,
+        turned_down=True,
+        steps=LegacySteps(),
+        section="legacy_stores",
+    )

@@ -216,6 +216,10 @@ class LegacyBackend:
         scope = self._scope(subject)
         return [self._delete(target, scope, key, unchanged) for key in self._keys(target, scope)]
 
+    def item_keys(self, subject: Subject, target: Target) -> list[str]:
+        """Every file's path of the subject in the target (metadata only, page by page)."""
+        return self._keys(target, self._scope(subject))
+
     def _keys(self, target: Target, scope: str) -> list[str]:
         keys: list[str] = []
         cursor: str | None = None

@@ -230,6 +230,17 @@ def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> P
     return _backend().read_page(subject_of(actor), store.target, page_token)
 
 
+def legacy_file_counts(actor: Actor) -> list[tuple[Store, int]]:
+    """How many files the actor's subject has in each store the portal may read (what a
+    deletion request covers, shown before it runs): metadata only, a few stores at a time."""
+    backend, subject = _backend(), subject_of(actor)
+
+    def counted(store: Store) -> tuple[Store, int]:
+        return store, len(backend.item_keys(subject, store.target))
+
+    return fan_out(counted, legacy_stores(actor))
+
+
 def legacy_file_read(actor: Actor, store: Store, path: str) -> Item:
     """One file with its contents and `version` (`file_version(...).token()`). Audited as a
     reveal when support staff read it for someone."""
