@@ -3,7 +3,7 @@ whole store, a preview first (which text goes into which CoreAPI memory, what is
 there and will be skipped), then the move with one result per file, and the deletion of
 the legacy copies verified in CoreAPI only when the user ticks it.
 
-The move plans again when it runs (`legacy_move.move_run`), so nothing the browser kept
+The move plans again when it runs (`legacy_move.legacy_move_run`), so nothing the browser kept
 from the preview is trusted; running it twice adds nothing, so a move that failed halfway
 is resumed by running it again.
 """
@@ -21,7 +21,7 @@ from memory_ui.coreapi import CoreAPIError
 from memory_ui.legacy import LegacyStoreError
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.backends import Capability
-from memory_ui.memory.legacy_move import Result, move_preview, move_run
+from memory_ui.memory.legacy_move import Result, legacy_move_preview, legacy_move_run
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyMoveForm
 from memory_ui.web.htmx import HtmxHttpRequest
@@ -53,10 +53,10 @@ def move(request: HtmxHttpRequest, key: str) -> HttpResponse:
     actor = user_actor(request)
     try:
         if request.method == "GET":
-            context["plan"] = move_preview(actor, found, paths)
+            context["plan"] = legacy_move_preview(actor, found, paths)
         else:
             delete = can_delete and form.cleaned_data["delete_verified"]
-            report = move_run(actor, found, paths, delete_verified=delete)
+            report = legacy_move_run(actor, found, paths, delete_verified=delete)
             context["report"] = report
             context["unfinished"] = [
                 moved
