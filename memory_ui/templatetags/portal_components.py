@@ -7,6 +7,9 @@
   announced to screen readers (`role="alert"`), with an optional "Try again" link and
   `focus=True` to move focus to it after a change that failed. `message` may be a
   CoreAPIError: its message, and "Sign in again" when the sign-in expired (401).
+- `{% blockalert %}<p>…</p>{% endblockalert %}`: the same error alert around markup of
+  the page's own (a list, a retry done in place by htmx, a name inside the sentence);
+  `role="note"` for one shown as the page opens rather than announced.
 - `{% cancel url "edit-progress" "Working…" close_panel=request.htmx %}`: a change form's
   Cancel link and the indicator its `hx-indicator` names.
 - `{{ target|crumb }}`: a memory's own crumb on its page.
@@ -19,6 +22,7 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from memory_ui.coreapi import CoreAPIError
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target
@@ -60,8 +64,18 @@ def alert(
         "retry": retry,
         "retry_label": retry_label,
         "kind": kind,
+        "role": "alert",
         "focus": focus,
     }
+
+
+@register.simple_block_tag(takes_context=True)
+def blockalert(
+    context: template.Context, content: SafeString, *, role: str = "alert"
+) -> SafeString:
+    # {% alert %}'s own template, so the error alert's wrapper is written once.
+    alert_html = context.template.engine.get_template("memory_ui/components/alert.html")
+    return alert_html.render(context.new({"body": content, "kind": "error", "role": role}))
 
 
 @register.inclusion_tag("memory_ui/components/cancel.html")
