@@ -285,13 +285,9 @@ SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
 # Whether users see the name of the support staff member on their Activity page.
 PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
-# --- Memory sources (docs/architecture.md, Memory sources) ------------------------------
-# The packages of the memory systems the portal fronts, by module path, in the order pages
-# show them; each reads its own settings below and is left out where it is not configured.
-PORTAL_MEMORY_SOURCES = env_list(
-    "PORTAL_MEMORY_SOURCES",
-    "memory_ui.sources.coreapi,memory_ui.sources.legacy,memory_ui.sources.agent_notes",
-)
+# --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
+_SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.legacy,memory_ui.sources.agent_notes"
+PORTAL_MEMORY_SOURCES = env_list("PORTAL_MEMORY_SOURCES", _SOURCES)
 
 # --- Legacy memory stores (seed 003; docs/legacy-stores.md) ---------------------------
 # Off unless LEGACY_STORES_BASE_URL is set (the devstack sets its emulator). The portal

@@ -75,7 +75,7 @@ class PlannedFile:
 
 
 @dataclass(frozen=True)
-class MovePlan:
+class LegacyMovePlan:
     files: tuple[PlannedFile, ...]
     errors: tuple[tuple[str, str], ...] = ()  # (path or store, user-safe message)
 
@@ -150,7 +150,9 @@ def _paths(actor: Actor, store: Store) -> list[str]:
             return paths
 
 
-def move_preview(actor: Actor, store: Store, paths: list[str] | None = None) -> MovePlan:
+def legacy_move_preview(
+    actor: Actor, store: Store, paths: list[str] | None = None
+) -> LegacyMovePlan:
     """What a move of `paths` (default: every file of the store) would do; no writes. One
     CoreAPI agent list and one or two document reads, then one read per file."""
     destination = _destination(store, agents_list(actor))
@@ -174,7 +176,7 @@ def move_preview(actor: Actor, store: Store, paths: list[str] | None = None) -> 
                 version=item.version or "",
             )
         )
-    return MovePlan(tuple(planned), tuple(errors))
+    return LegacyMovePlan(tuple(planned), tuple(errors))
 
 
 def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
@@ -218,7 +220,7 @@ def _delete_verified(actor: Actor, planned: PlannedFile) -> str:
     return ""
 
 
-def move_run(
+def legacy_move_run(
     actor: Actor,
     store: Store,
     paths: list[str] | None = None,
@@ -230,7 +232,7 @@ def move_run(
     items, reads the destination back once, and deletes the legacy copies verified to be in
     CoreAPI when `delete_verified`. `progress` is called after each file's append (with
     its provisional result) so a command can draw a progress bar."""
-    plan = move_preview(actor, store, paths)
+    plan = legacy_move_preview(actor, store, paths)
     appended: list[tuple[PlannedFile, str]] = []
     for planned in plan.files:
         failure = _append(actor, planned)

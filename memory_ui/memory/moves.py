@@ -127,7 +127,7 @@ class EntryGone(Exception):
 
 
 @dataclass(frozen=True)
-class MovePlan:
+class EntryMovePlan:
     """What a move or copy would do, as read now: the entry in `source` and as it would
     land in `destination`."""
 
@@ -177,9 +177,9 @@ def _entry_at(text: str, index: int) -> Entry:
     return entries[index]
 
 
-def move_preview(
+def entry_move_preview(
     actor: Actor, source: Target, index: int, destination: Target, mode: Mode
-) -> MovePlan:
+) -> EntryMovePlan:
     """The plan, read now; no writes. `EntryGone`, `EntryEditError` or a `CoreAPIError`."""
     source_memory = memory_read(actor, source)
     entry = _entry_at(source_memory.content_markdown, index)
@@ -191,7 +191,7 @@ def move_preview(
         raise EntryEditError(
             f"{destination.label} is too large to take this entry in one write; nothing was done."
         )
-    return MovePlan(mode, source, source_memory, index, destination, destination_memory, block)
+    return EntryMovePlan(mode, source, source_memory, index, destination, destination_memory, block)
 
 
 class SourceChanged(MemoryChanged):

@@ -8,6 +8,9 @@
   `focus=True` to move focus to it after a change that failed. `message` may be any
   source's error (`SourceError`): its message, and "Sign in again" only where signing in
   can help (the person's sign-in expired; never a source refusing the portal itself).
+- `{% blockalert %}<p>…</p>{% endblockalert %}`: the same error alert around markup of
+  the page's own (a list, a retry done in place by htmx, a name inside the sentence);
+  `role="note"` for one shown as the page opens rather than announced.
 - `{% cancel url "edit-progress" "Working…" close_panel=request.htmx %}`: a change form's
   Cancel link and the indicator its `hx-indicator` names.
 - `{{ target|crumb }}`: a memory's own crumb on its page.
@@ -20,6 +23,7 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
 from memory_ui.sources.protocol import SourceError
@@ -61,8 +65,18 @@ def alert(
         "retry": retry,
         "retry_label": retry_label,
         "kind": kind,
+        "role": "alert",
         "focus": focus,
     }
+
+
+@register.simple_block_tag(takes_context=True)
+def blockalert(
+    context: template.Context, content: SafeString, *, role: str = "alert"
+) -> SafeString:
+    # {% alert %}'s own template, so the error alert's wrapper is written once.
+    alert_html = context.template.engine.get_template("memory_ui/components/alert.html")
+    return alert_html.render(context.new({"body": content, "kind": "error", "role": role}))
 
 
 @register.inclusion_tag("memory_ui/components/cancel.html")

@@ -52,7 +52,7 @@ class LegacyExport:
         return MISSING_MESSAGE if self.missing else ""
 
 
-def legacy_export(actor: Actor) -> LegacyExport:
+def legacy_archive_part(actor: Actor) -> LegacyExport:
     """The subject's legacy files, read before the first byte of the zip is sent; when
     the stores fail, an export without them that says so (never a failed download)."""
     if not legacy_enabled():

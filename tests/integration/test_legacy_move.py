@@ -14,7 +14,13 @@ from devstack.coreapi import Faults
 from devstack.coreapi.app import emulator
 from devstack.serve import RunningServer
 from memory_ui.identity import Identity
-from memory_ui.memory.legacy_move import MovedFile, Result, Step, move_preview, move_run
+from memory_ui.memory.legacy_move import (
+    MovedFile,
+    Result,
+    Step,
+    legacy_move_preview,
+    legacy_move_run,
+)
 from memory_ui.models import AuditEvent
 from memory_ui.sources.coreapi import CallerAuth, agent_object_id
 from memory_ui.sources.coreapi import client as coreapi_client
@@ -77,7 +83,7 @@ def _results(report) -> dict[str, Result]:
 
 
 def test_preview_says_where_each_text_goes_and_what_is_already_there(alice: Actor) -> None:
-    plan = move_preview(alice, _travel(alice))
+    plan = legacy_move_preview(alice, _travel(alice))
 
     files = {f.path: f for f in plan.files}
     assert {f.destination.key for f in plan.files} == {"agent:travel-planner"}
@@ -98,7 +104,7 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
 ) -> None:
     before = _agent_memory(alice, settings)
 
-    report = move_run(alice, _travel(alice))
+    report = legacy_move_run(alice, _travel(alice))
 
     assert _results(report) == {
         PREFERENCES: Result.MOVED,
@@ -110,7 +116,7 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     assert after.count("aisle seats") == before.count("aisle seats") == 1
     assert f"Moved from {TRAVEL} {BERLIN}" in after  # CoreAPI keeps the append's reason
 
-    again = move_run(alice, _travel(alice))
+    again = legacy_move_run(alice, _travel(alice))
 
     assert set(_results(again).values()) == {Result.ALREADY_THERE}
     assert _agent_memory(alice, settings) == after
@@ -127,7 +133,7 @@ def test_a_failure_halfway_is_resumed_by_running_again(
         faults.path_regex = "memory/append"
         faults.error_rate = 1.0
 
-    report = move_run(alice, _travel(alice), progress=fail_after_the_first)
+    report = legacy_move_run(alice, _travel(alice), progress=fail_after_the_first)
 
     assert _results(report) == {
         PREFERENCES: Result.MOVED,
@@ -139,7 +145,7 @@ def test_a_failure_halfway_is_resumed_by_running_again(
     assert failed.count() == 1 and failed.get().reason == f"Moved from {TRAVEL} {BERLIN}"
     faults.error_rate = 0.0
 
-    resumed = move_run(alice, _travel(alice))
+    resumed = legacy_move_run(alice, _travel(alice))
 
     assert _results(resumed)[BERLIN] is Result.MOVED
     assert _results(resumed)[PREFERENCES] is Result.ALREADY_THERE
@@ -152,7 +158,9 @@ def test_delete_only_the_verified_copies_when_asked(alice: Actor, faults: Faults
         faults.path_regex = "memory/append"
         faults.error_rate = 1.0
 
-    report = move_run(alice, _travel(alice), delete_verified=True, progress=fail_after_the_first)
+    report = legacy_move_run(
+        alice, _travel(alice), delete_verified=True, progress=fail_after_the_first
+    )
 
     assert {m.planned.path: m.deleted for m in report.files} == {
         PREFERENCES: True,
@@ -164,7 +172,7 @@ def test_delete_only_the_verified_copies_when_asked(alice: Actor, faults: Faults
 
 
 def test_move_of_one_file(alice: Actor, settings) -> None:
-    report = move_run(alice, _travel(alice), [BERLIN])
+    report = legacy_move_run(alice, _travel(alice), [BERLIN])
 
     assert _results(report) == {BERLIN: Result.MOVED}
     assert "Vegetarian meals" not in _agent_memory(alice, settings)
@@ -178,7 +186,7 @@ def test_without_the_agent_the_text_goes_to_the_shared_memory(
     store = ops.legacy_store(alice, HELPDESK)
     assert store is not None
 
-    report = move_run(alice, store)
+    report = legacy_move_run(alice, store)
 
     assert _results(report) == {"/memories/devices.md": Result.MOVED}
     shared = memory_read(alice, Target("user")).content_markdown

@@ -335,7 +335,7 @@ def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
 # --- move into CoreAPI ---------------------------------------------------------------------
 
 
-def test_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -> None:
+def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -> None:
     fake.put("# Travel\n\n- Vegan\n", agent="travel-planner")  # one item is already there
     preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
 

@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from memory_ui import auth
 from memory_ui.identity import Identity
-from memory_ui.memory.legacy_move import Result, Step, move_preview, move_run
+from memory_ui.memory.legacy_move import Result, Step, legacy_move_preview, legacy_move_run
 from memory_ui.sources.coreapi import CallerAuth, CoreAPIError, UserIdentity
 from memory_ui.sources.coreapi.operations import Actor
 from memory_ui.sources.legacy import LegacyStoreError, parse_store_agents
@@ -142,7 +142,7 @@ class Command(BaseCommand):
         upn = actor.subject_upn or ""
         try:
             if dry:
-                plan = move_preview(actor, store)
+                plan = legacy_move_preview(actor, store)
                 steps = [f.step for f in plan.files]
                 return Row(
                     upn,
@@ -155,7 +155,7 @@ class Command(BaseCommand):
                     ),
                     bool(plan.errors),
                 )
-            report = move_run(actor, store, delete_verified=delete)
+            report = legacy_move_run(actor, store, delete_verified=delete)
         except (CoreAPIError, LegacyStoreError) as exc:
             error = ("?", "", "", "", f"error: {exc.message}")
             return Row(upn, error if dry else (*error, ""), True)

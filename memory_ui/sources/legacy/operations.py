@@ -1,6 +1,8 @@
 """Business steps on a user's files in the legacy memory stores (seed 003;
-docs/legacy-stores.md), beside `operations` for CoreAPI: the one place the web layer calls
-for them, so that no change reaches a store unaudited.
+docs/legacy-stores.md): the one place the web layer calls for them, so that no change
+reaches a store unaudited.
+
+Over 400 lines: every legacy store call and its audit event in one place, for that reason.
 
 Which stores a user has is configuration (LEGACY_STORES_AGENTS: agent -> store), and the
 `scope` inside each comes from LEGACY_STORES_SCOPE_TEMPLATE over the verified identity, never

@@ -31,8 +31,9 @@ class LegacyFileForm(forms.Form):
         return path
 
 
-class VersionField(forms.CharField):
-    """The version a user started from (`Version.token()`), as a hidden field."""
+class LegacyFileVersionField(forms.CharField):
+    """The version of the legacy file a user started from (`Version.token()`), as a
+    required hidden field; a bad one asks to reload the file."""
 
     def clean(self, value: Any) -> Version:
         text = super().clean(value)
@@ -46,7 +47,7 @@ class LegacyReplaceForm(LegacyFileForm):
     """The whole file rewritten: `action` is preview (show the differences) or save."""
 
     text = forms.CharField(strip=False, required=False, widget=forms.Textarea)
-    version = VersionField(max_length=200)
+    version = LegacyFileVersionField(max_length=200)
     action = forms.ChoiceField(choices=[("preview", "Preview"), ("save", "Save")])
 
     def clean_text(self) -> str:
@@ -62,7 +63,7 @@ class LegacyEntryForm(LegacyFileForm):
 
     old = forms.CharField(max_length=MAX_EDIT_BYTES, strip=False)
     new = forms.CharField(max_length=MAX_EDIT_BYTES, strip=False, required=False)
-    version = VersionField(max_length=200)
+    version = LegacyFileVersionField(max_length=200)
     action = forms.ChoiceField(choices=[("preview", "Preview"), ("save", "Save")])
 
     def clean_new(self) -> str:

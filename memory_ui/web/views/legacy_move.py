@@ -3,7 +3,7 @@ whole store, a preview first (which text goes into which CoreAPI memory, what is
 there and will be skipped), then the move with one result per file, and the deletion of
 the legacy copies verified in CoreAPI only when the user ticks it.
 
-The move plans again when it runs (`legacy_move.move_run`), so nothing the browser kept
+The move plans again when it runs (`legacy_move.legacy_move_run`), so nothing the browser kept
 from the preview is trusted; running it twice adds nothing, so a move that failed halfway
 is resumed by running it again.
 """
@@ -17,7 +17,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from memory_ui.memory.legacy_move import Result, move_preview, move_run
+from memory_ui.memory.legacy_move import Result, legacy_move_preview, legacy_move_run
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.legacy import LegacyStoreError
 from memory_ui.sources.legacy import operations as legacy_ops
@@ -53,10 +53,10 @@ def move(request: HtmxHttpRequest, key: str) -> HttpResponse:
     actor = user_actor(request)
     try:
         if request.method == "GET":
-            context["plan"] = move_preview(actor, found, paths)
+            context["plan"] = legacy_move_preview(actor, found, paths)
         else:
             delete = can_delete and form.cleaned_data["delete_verified"]
-            report = move_run(actor, found, paths, delete_verified=delete)
+            report = legacy_move_run(actor, found, paths, delete_verified=delete)
             context["report"] = report
             context["unfinished"] = [
                 moved

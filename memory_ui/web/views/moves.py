@@ -23,13 +23,13 @@ from memory_ui.memory.batch import Restored, batch_restore
 from memory_ui.memory.moves import (
     DestinationChanged,
     EntryGone,
+    EntryMovePlan,
     Mode,
     MoveDone,
-    MovePlan,
     SourceChanged,
     entry_move,
+    entry_move_preview,
     entry_remove_moved,
-    move_preview,
 )
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.coreapi.operations import Actor, memory_read
@@ -58,7 +58,7 @@ class MoveScreen:
     choices: list[Target] = field(default_factory=list)
     to: str = ""
     mode: str = Mode.MOVE.value
-    plan: MovePlan | None = None
+    plan: EntryMovePlan | None = None
     done: MoveDone | None = None
     undo_token: str | None = None
     restored: list[Restored] = field(default_factory=list)
@@ -139,7 +139,7 @@ def move(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse
         if form.chosen:
             if data["to"] not in choices:
                 raise Http404("No memory of yours has that name.")
-            screen.plan = move_preview(
+            screen.plan = entry_move_preview(
                 actor, source, index, choices[data["to"]], Mode(data["mode"])
             )
             screen.entry = screen.plan.entry

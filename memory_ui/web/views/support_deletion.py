@@ -45,7 +45,7 @@ from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
-from memory_ui.web.legacy_erasure import LegacyExport, legacy_erasure_rows, legacy_export
+from memory_ui.web.legacy_erasure import LegacyExport, legacy_archive_part, legacy_erasure_rows
 from memory_ui.web.stores.support import (
     DeletionRequest,
     Exported,
@@ -220,7 +220,7 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     record.exported, record.exported_at = exported, now.isoformat()
     # A request for every memory covers the other sources too (read before the first byte;
     # the versions handed over are what their erasure must still find).
-    legacy = legacy_export(actor) if record.everything else LegacyExport()
+    legacy = legacy_archive_part(actor) if record.everything else LegacyExport()
     record.legacy_exported = legacy.versions
     request_save(request.session, record)
     if legacy.message:

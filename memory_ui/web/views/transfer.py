@@ -44,7 +44,7 @@ from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.downloads import download_began
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
-from memory_ui.web.legacy_erasure import legacy_export
+from memory_ui.web.legacy_erasure import legacy_archive_part
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import failure_page, not_done
 from memory_ui.web.stores.claims import (
@@ -94,7 +94,7 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
     upn = signed_in(request).upn
     # The legacy stores' files too (legacy/<store>.md), read before the first byte; when
     # they cannot be reached, CoreAPI's memories still go, and the file says what it lacks.
-    legacy = legacy_export(user_actor(request))
+    legacy = legacy_archive_part(user_actor(request))
     try:
         stream = export_archive(
             user_actor(request), user_agents(request), upn, extra=legacy.files,
