@@ -144,3 +144,23 @@ def test_visits_are_per_person(alice: Client, bob: Client, fake, clock):
     agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
     assert "1 new entry." in page_text(alice.get("/whats-new"))
     assert "Nothing new since you last looked." in page_text(bob.get("/whats-new"))
+
+
+def test_entries_appended_after_a_fence_left_open_are_each_new(alice: Client, fake, clock):
+    # Issue 32, item 14: the first note's fence is never closed ("``` XM40" closes nothing).
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "Route:\n\n```\nSEA -> LHR\n``` XM40", "Route")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+    agent_adds(fake, clock, "travel-planner", "- Hotel: the Strand Palace.", "Hotel booked")
+
+    assert "3 new entries." in page_text(alice.get("/whats-new"))
+    card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert '<strong class="new-badge">3 new</strong>' in card
+
+    page = alice.get(TRAVEL)
+    assert new_marks(body(page)) == ["entry-4", "entry-3", "entry-2"]
+    # Only the note that left it open says so, in its own card.
+    cards = re.split(r'<li class="entry[^"]*" id="', body(page))[1:]
+    unclosed = [card[: card.index('"')] for card in cards if "code block was never closed" in card]
+    assert unclosed == ["entry-2"]
+    assert "Seat 42." in page_text(page) and "Strand Palace" in page_text(page)
