@@ -39,9 +39,14 @@ def visit_of(user_oid: str, target_key: str) -> MemoryVisit | None:
 
 
 def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVisit | None:
-    """Remember that this person saw `loaded` now. `keep_marks`: a page being opened (its
-    new entries stay marked while it is open); otherwise "Mark as seen", which clears them.
-    Nothing is recorded for a memory that could not be read."""
+    """Remember that this person saw `loaded` now. `keep_marks`: a page being opened;
+    otherwise "Mark as seen", which clears the marks. Nothing is recorded for a memory that
+    could not be read.
+
+    Opening the page moves the marks on (to what came since the opening before) only when
+    something was added since then. Otherwise it is the same visit continued: a reload, or
+    the page after the person's own edit, delete or move (none of which dates an entry
+    later), so the entries marked new stay marked until "Mark as seen"."""
     if loaded.memory is None:
         return None
     now = timezone.now()
@@ -53,7 +58,10 @@ def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVi
     )
     if created:
         return visit
-    visit.previous_seen_at = visit.seen_at if keep_marks else now
+    if not keep_marks:
+        visit.previous_seen_at = now
+    elif new_entries(loaded, visit):
+        visit.previous_seen_at = visit.seen_at
     visit.seen_at, visit.seen_version = now, version
     visit.save(update_fields=("seen_at", "seen_version", "previous_seen_at"))
     return visit

@@ -9,6 +9,7 @@ after one paragraph line makes it a heading):
 
 | rule (function)      | CommonMark (0.31) | what it does with the line                            |
 |----------------------|-------------------|-------------------------------------------------------|
+| `_appended_heading`  | (not CommonMark)  | an appended block's heading ends a fence left open    |
 | `_in_fence`          | 4.5 fenced code   | inside an open fence only its closing fence counts    |
 | `_in_item`           | 5.2 list items    | blank, or indented to the open item's content: in it  |
 | `_lazy_line`         | 5.2 laziness      | paragraph text after an item's paragraph stays in it  |
@@ -19,6 +20,14 @@ after one paragraph line makes it a heading):
 | `_thematic_break`    | 4.1 breaks        | three or more of one of "-*_" alone on the line       |
 | `_list_item_start`   | 5.2 list items    | a top-level item; its content column is remembered    |
 | `_paragraph`         | 4.8 paragraphs    | other text at 0-3 spaces starts a paragraph           |
+
+`_appended_heading` is the one rule CommonMark does not have. Each agent appends a block of
+its own (docs/architecture.md, Document formats: after a blank line, a heading exactly
+`## Added 2026-10-02T16:40:55Z[ — reason]`, an optional `> operation: …` line, a blank
+line), so a note that leaves its fence open (no closing line, or "``` XM40", which does not
+close one) must not swallow the blocks appended after it: inside a top-level fence such a
+heading ends the fence and starts an entry (`Outline.unclosed` says where). Only that exact
+shape does; any other heading-like line in code stays code.
 
 Blockquote (5.1) and indented-code (4.4) lines never start with "##" at 0-3 spaces, so
 they need no rule. A line meets only the rules its first character after the indent
@@ -44,6 +53,11 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 # An entry heading's text: `parse.py` reads its kind, timestamp and reason.
 ENTRY_HEADING = re.compile(r"(?P<kind>Added|Imported)\s+(?P<rest>\d.*)", re.IGNORECASE)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# The heading an append or import writes (docs/architecture.md, Document formats), exactly.
+_APPENDED_HEADING = re.compile(
+    r"## (?:Added|Imported) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(?: \u2014 [^\r\n]+)?(?:\r\n|\r|\n)?"
+)
+_APPENDED_PROVENANCE = ("> operation: ", "> session: ")
 _ATX_H2 = re.compile(r" {0,3}##(?![^ \t\r\n])")
 _SETEXT_H2 = re.compile(r" {0,3}-+[ \t]*(?:\r\n|\r|\n)?")
 _THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*(?:\r\n|\r|\n)?")
@@ -74,6 +88,8 @@ class Outline:
     items: array[int]  # lines where a top-level list item starts
     blocks: array[int]  # lines where a top-level block starts (after a blank line, or an item)
     open_fence: str  # the fence ("```", "~~~~", …) left open at the end, or ""
+    # Entry headings that ended a fence left open before them (`_appended_heading`).
+    unclosed: list[int] = field(default_factory=list)
 
 
 class _Line(NamedTuple):
@@ -96,12 +112,31 @@ class _State:
     items: array[int] = field(default_factory=lambda: array("l"))
     blocks: array[int] = field(default_factory=lambda: array("l"))
     fence: tuple[str, int] | None = None  # the open fence's character and length
+    unclosed: list[int] = field(default_factory=list)  # see `Outline.unclosed`
     item_indent: int | None = None  # content column of the open top-level list item
     empty_item: bool = False  # the open item's first line has only its marker
     paragraph: bool = False  # the previous line was paragraph text (setext and lazy lines)
     paragraph_start: int = -1  # where that top-level paragraph started
     blank_before: bool = True  # the previous line was blank (or there was none)
     after_blank: bool = False  # this line starts a block after a blank line
+
+
+def _appended_heading(state: _State, line: _Line) -> bool:
+    """Inside an open top-level fence: an appended block's heading (blank lines around it,
+    or its provenance line then a blank line) ends the fence; the rules below then take the
+    line as the entry heading it is."""
+    if line.head != "#" or line.indent or not state.blank_before:
+        return False
+    if not _APPENDED_HEADING.fullmatch(line.text):
+        return False
+    following = state.lines[state.number + 1 : state.number + 3]
+    if following and following[0].startswith(_APPENDED_PROVENANCE):
+        following = following[1:]
+    if not following or not is_blank(following[0]):
+        return False
+    state.fence = None
+    state.unclosed.append(state.number)
+    return True
 
 
 def _in_fence(state: _State, line: _Line) -> bool:
@@ -281,12 +316,14 @@ def outline(lines: list[str]) -> Outline:
             if len(text) <= _SHORT:
                 short_lines[text] = line
         head = line.head
-        # The first three rules only matter while a list item or a fence is open.
+        # The first four rules only matter while a list item or a fence is open.
         if state.item_indent is not None:
             if _in_item(state, line) or _lazy_line(state, line):
                 continue
-        elif state.fence is not None and _in_fence(state, line):
-            continue
+        elif state.fence is not None:
+            # Most fenced lines are not headings: no call for them (a megabyte of code).
+            if not (head == "#" and _appended_heading(state, line)) and _in_fence(state, line):
+                continue
         if blank:
             _blank(state)
             continue
@@ -302,4 +339,4 @@ def outline(lines: list[str]) -> Outline:
             _paragraph(state, line)
     fence = state.fence
     open_fence = fence[0] * fence[1] if fence and state.item_indent is None else ""
-    return Outline(state.headings, state.items, state.blocks, open_fence)
+    return Outline(state.headings, state.items, state.blocks, open_fence, state.unclosed)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Literal
@@ -31,6 +31,9 @@ class Entry:
     start_line: int
     end_line: int
     source: str
+    # A code fence in it is never closed: it runs to the entry's end (an appended entry
+    # after it is still one of its own: outline.py, `_appended_heading`).
+    unclosed_fence: bool = False
 
     @property
     def number(self) -> int:
@@ -213,7 +216,22 @@ def parse_document(text: str) -> Document:
     ends = [start for start, _, _ in headings[1:]] + [len(lines)]
     for (start, heading_end, match), end in zip(headings, ends, strict=True):
         entries.append(_entry(len(entries), lines, start, end, heading_end, match))
+    if found.unclosed or found.open_fence:
+        entries = _with_unclosed_fences(entries, found)
     return Document(text, entries, found, lines)
+
+
+def _with_unclosed_fences(entries: list[Entry], found: Outline) -> list[Entry]:
+    """The entries, those whose fence is never closed marked: cut by the next entry's
+    heading (`Outline.unclosed`), or still open where the document ends."""
+    cut = set(found.unclosed)
+    last = len(entries) - 1
+    return [
+        replace(entry, unclosed_fence=True)
+        if entry.end_line in cut or (entry.index == last and found.open_fence)
+        else entry
+        for entry in entries
+    ]
 
 
 def list_items_between(lines: list[str], start: int, end: int) -> list[ListItem]:

@@ -1,6 +1,10 @@
 """Acting on many entries at once: which entries a selection holds in each memory, what a
 preview shows of them, and deleting them with one version check per memory.
 
+A preview shows each entry by the line that matches the search's text, says what else the
+entry holds (it goes too), and where only list items of an entry match, names them: the
+delete can then take just those items and keep the rest of the entry.
+
 A selection names entries by memory and index, as read at one version of each memory.
 The delete removes them only from a memory still at that version (`memory_rewrite` with
 `started_from`), so an entry an agent added meanwhile is never taken along, and entries
@@ -10,11 +14,27 @@ one can fail or have changed while the others are done, and the results say whic
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from memory_ui.audit import Action
-from memory_ui.documents import Entry, entry_label, parse_document, remove_lines
-from memory_ui.memory.search import SearchQuery, matching_entries
+from memory_ui.documents import (
+    Document,
+    Entry,
+    ListItem,
+    entry_label,
+    list_items_between,
+    parse_document,
+    remove_lines,
+)
+from memory_ui.memory.search import (
+    SearchQuery,
+    Segment,
+    excerpt,
+    matching_entries,
+    text_pattern,
+)
 from memory_ui.sources.coreapi import CoreAPIError, Memory
 from memory_ui.sources.coreapi.operations import (
     Actor,
@@ -26,8 +46,63 @@ from memory_ui.sources.coreapi.operations import (
 )
 from memory_ui.sources.coreapi.targets import Target
 
-PREVIEW_LINES = 5  # first lines shown per memory in a preview
-FIRST_LINE = 100  # characters of each
+PREVIEW_LINES = 5  # entries shown per memory in a preview
+OTHER_LINE = 100  # characters of the first other line of an entry, named in the preview
+# List items are found by markdown-it's block parse of the entry, slow on hostile
+# megabytes: a longer entry is offered whole only.
+ITEMS_MAX_CHARS = 100_000
+# List, quote and heading marks before a line's own text.
+_LINE_MARKS = re.compile(r"[ \t]*(?:(?:[-+*>#]+|\d{1,9}[.)])[ \t]+)*")
+
+
+def amount(entries: int, items: int = 0) -> str:
+    """ "2 entries", "1 list item", "1 entry and 2 list items"."""
+    parts = [f"{entries} entr{'y' if entries == 1 else 'ies'}"] if entries or not items else []
+    if items:
+        parts.append(f"{items} list item{'' if items == 1 else 's'}")
+    return " and ".join(parts)
+
+
+@dataclass(frozen=True)
+class EntryPreview:
+    """One chosen entry as the preview shows it: the line matching the search's text (the
+    match marked) or its first line, what else it holds (deleted with it), and the list
+    items that hold every match when the entry keeps more without them (else none)."""
+
+    entry: Entry
+    line: list[Segment]
+    others: int  # non-blank lines of the entry besides the matching ones
+    other: str  # the first of them, as a label ("" when none)
+    items: tuple[ListItem, ...] = ()
+
+
+def entry_preview(
+    document: Document, entry: Entry, pattern: re.Pattern[str] | None
+) -> EntryPreview:
+    lines = [line for line in entry.body.splitlines() if line.strip()]
+    matching = {n for n, line in enumerate(lines) if pattern and pattern.search(line)}
+    first = min(matching, default=0)
+    shown = excerpt(_LINE_MARKS.sub("", lines[first], count=1), pattern) if lines else []
+    rest = [line for n, line in enumerate(lines) if n not in matching and n != first]
+    other = entry_label(rest[0], OTHER_LINE) if rest else ""
+    items = _matching_items(document, entry, pattern, len(lines)) if pattern else ()
+    return EntryPreview(entry, shown, len(rest), other, items)
+
+
+def _matching_items(
+    document: Document, entry: Entry, pattern: re.Pattern[str], body_lines: int
+) -> tuple[ListItem, ...]:
+    """The entry's top-level list items that hold every match of `pattern` in its text, if
+    some of its text is left without them."""
+    if len(entry.source) > ITEMS_MAX_CHARS:
+        return ()
+    items = list_items_between(document.lines, entry.start_line, entry.end_line)
+    matching = [item for item in items if item.depth == 0 and pattern.search(item.text)]
+    in_items = sum(len(pattern.findall(item.text)) for item in matching)
+    if not matching or in_items != len(pattern.findall(entry.body)):
+        return ()
+    item_lines = sum(1 for item in matching for line in item.text.splitlines() if line.strip())
+    return tuple(matching) if item_lines < body_lines else ()
 
 
 @dataclass(frozen=True)
@@ -36,6 +111,7 @@ class Chosen:
 
     loaded: Loaded
     indexes: list[int]
+    pattern: re.Pattern[str] | None = None  # the search's text, when it has one
 
     @property
     def target(self) -> Target:
@@ -50,13 +126,26 @@ class Chosen:
         document = self.loaded.prepared.document if self.loaded.prepared else None
         return [document.entries[i] for i in self.indexes] if document else []
 
+    @cached_property
+    def previews(self) -> list[EntryPreview]:
+        """Every chosen entry's preview (the list items of any entry can go alone)."""
+        if self.loaded.prepared is None:
+            return []
+        document = self.loaded.prepared.document
+        return [entry_preview(document, entry, self.pattern) for entry in self.entries]
+
     @property
-    def first_lines(self) -> list[str]:
-        return [entry_label(e.body, FIRST_LINE) for e in self.entries[:PREVIEW_LINES]]
+    def shown(self) -> list[EntryPreview]:
+        return self.previews[:PREVIEW_LINES]
 
     @property
     def more(self) -> int:
         return max(0, len(self.indexes) - PREVIEW_LINES)
+
+    @property
+    def with_items(self) -> list[EntryPreview]:
+        """The entries whose matching list items can go alone."""
+        return [preview for preview in self.previews if preview.items]
 
 
 @dataclass(frozen=True)
@@ -68,19 +157,37 @@ class Selection:
     def total(self) -> int:
         return sum(len(c.indexes) for c in self.chosen)
 
+    @property
+    def listed(self) -> int:
+        """Entries that are lists holding more than their matching items."""
+        return sum(len(c.with_items) for c in self.chosen)
+
+    @property
+    def only_items(self) -> str:
+        """The button that deletes only the matching list items, and the other entries whole."""
+        items = sum(len(p.items) for c in self.chosen for p in c.with_items)
+        whole = self.total - self.listed
+        label = f"Delete only the {items} matching list item{'' if items == 1 else 's'}"
+        return f"{label} and {amount(whole)} whole" if whole else label
+
 
 def select_matching(loaded: list[Loaded], query: SearchQuery) -> Selection:
     """Every entry matching `query` in the memories read ("Select all N matching")."""
+    pattern = text_pattern(query.text)
     chosen = [
-        Chosen(one, found)
+        Chosen(one, found, pattern)
         for one in loaded
         if one.prepared is not None and (found := matching_entries(one.prepared.document, query))
     ]
     return Selection(chosen, [one for one in loaded if one.error is not None])
 
 
-def select_picked(loaded: list[Loaded], picked: dict[str, set[int]]) -> Selection:
-    """The entries ticked one by one (`picked`: target key to indexes), those that exist."""
+def select_picked(
+    loaded: list[Loaded], picked: dict[str, set[int]], query: SearchQuery | None = None
+) -> Selection:
+    """The entries ticked one by one (`picked`: target key to indexes), those that exist;
+    shown by their lines matching `query`'s text when the ticks came with a search."""
+    pattern = text_pattern(query.text) if query else None
     chosen = []
     for one in loaded:
         if one.prepared is None:
@@ -88,27 +195,45 @@ def select_picked(loaded: list[Loaded], picked: dict[str, set[int]]) -> Selectio
         count = len(one.prepared.document.entries)
         indexes = sorted((i for i in picked.get(one.key, ()) if 0 <= i < count), reverse=True)
         if indexes:
-            chosen.append(Chosen(one, indexes))
+            chosen.append(Chosen(one, indexes, pattern))
     return Selection(chosen, [one for one in loaded if one.error is not None])
 
 
-def without_entries(text: str, indexes: set[int]) -> str | None:
-    """The document without those entries (None when none of them is there), parsed once.
-    Adjacent entries go as one range of lines, and the ranges from the last one up: removing
-    a range tidies only the blank lines at its own seam, which lie after the entry kept
-    before it, so the ranges still to remove keep their line numbers. The same text as
-    removing them one at a time (tests/unit/test_batch.py), without a parse per entry."""
-    entries = parse_document(text).entries
+def without_entries(
+    text: str, indexes: set[int], items: dict[int, list[tuple[int, int]]] | None = None
+) -> str | None:
+    """The document without those entries (None when none of them is there), parsed once;
+    for an entry in `items`, without only those line ranges, each one of its top-level list
+    items (else None: the document is not the one the ranges were read from).
+
+    Ranges with only blank lines between them go as one, and the ranges from the last one
+    up: removing a range tidies only the blank lines at its own seam, which lie after the
+    text kept before it, so the ranges still to remove keep their line numbers. The same
+    text as removing entries one at a time (tests/unit/test_batch.py), without a parse per
+    entry."""
+    document = parse_document(text)
+    entries = document.entries
     present = sorted(i for i in indexes if 0 <= i < len(entries))
     if not present:
         return None
-    runs: list[tuple[int, int]] = []  # (start_line, end_line) of adjacent entries
+    ranges: list[tuple[int, int]] = []
     for index in present:
         entry = entries[index]
-        if runs and runs[-1][1] == entry.start_line:
-            runs[-1] = (runs[-1][0], entry.end_line)
+        only = (items or {}).get(index)
+        if not only:
+            ranges.append((entry.start_line, entry.end_line))
+            continue
+        listed = list_items_between(document.lines, entry.start_line, entry.end_line)
+        if not set(only) <= {(i.start_line, i.end_line) for i in listed if i.depth == 0}:
+            return None
+        ranges.extend(sorted(set(only)))
+    runs: list[tuple[int, int]] = []
+    for start, end in ranges:
+        between = document.lines[runs[-1][1] : start] if runs else None
+        if between is not None and not any(line.strip() for line in between):
+            runs[-1] = (runs[-1][0], end)
         else:
-            runs.append((entry.start_line, entry.end_line))
+            runs.append((start, end))
     for start, end in reversed(runs):
         text = remove_lines(text, start, end)
     return text
@@ -119,32 +244,46 @@ class Deleted:
     """What the delete did in one memory: `before`/`after` when done, else why not."""
 
     target: Target
-    count: int
+    count: int  # entries deleted whole
     before: Memory | None = None
     after: Memory | None = None
     changed: bool = False  # it changed since the preview: nothing deleted in it
     error: CoreAPIError | None = None
+    items: int = 0  # list items deleted from entries that stay
 
     @property
     def done(self) -> bool:
         return self.after is not None
 
+    @property
+    def what(self) -> str:
+        return amount(self.count, self.items)
 
-def batch_delete(actor: Actor, target: Target, version: Version, indexes: set[int]) -> Deleted:
-    """Delete the chosen entries of one memory if it is still at `version`."""
+
+def batch_delete(
+    actor: Actor,
+    target: Target,
+    version: Version,
+    indexes: set[int],
+    items: dict[int, list[tuple[int, int]]] | None = None,
+) -> Deleted:
+    """Delete the chosen entries of one memory if it is still at `version`; of an entry in
+    `items`, only those of its list items (line ranges at `version`)."""
+    items = {index: ranges for index, ranges in (items or {}).items() if index in indexes}
+    count, listed = len(indexes) - len(items), sum(len(set(r)) for r in items.values())
     try:
         done = memory_rewrite(
             actor,
             target,
-            lambda current: without_entries(current.content_markdown, indexes),
+            lambda current: without_entries(current.content_markdown, indexes, items),
             started_from=version,
             action=Action.DELETE_ENTRY,
         )
     except (MemoryChanged, NothingToChange):
-        return Deleted(target, len(indexes), changed=True)
+        return Deleted(target, count, changed=True, items=listed)
     except CoreAPIError as exc:
-        return Deleted(target, len(indexes), error=exc)
-    return Deleted(target, len(indexes), done.before, done.after)
+        return Deleted(target, count, error=exc, items=listed)
+    return Deleted(target, count, done.before, done.after, items=listed)
 
 
 @dataclass(frozen=True)
@@ -156,16 +295,21 @@ class Restored:
     done: bool = False
     changed: bool = False  # it changed after the delete: restoring would lose that
     error: CoreAPIError | None = None
+    items: int = 0
+
+    @property
+    def what(self) -> str:
+        return amount(self.count, self.items)
 
 
 def batch_restore(
-    actor: Actor, target: Target, before: str, after: Version | None, count: int
+    actor: Actor, target: Target, before: str, after: Version | None, count: int, items: int = 0
 ) -> Restored:
     """Put one memory back as it was before the batch, if it is still as the batch left it."""
     try:
         memory_rewrite(actor, target, lambda _: before, started_from=after, action=Action.UNDO)
     except (MemoryChanged, NothingToChange):
-        return Restored(target, count, changed=True)
+        return Restored(target, count, changed=True, items=items)
     except CoreAPIError as exc:
-        return Restored(target, count, error=exc)
-    return Restored(target, count, done=True)
+        return Restored(target, count, error=exc, items=items)
+    return Restored(target, count, done=True, items=items)

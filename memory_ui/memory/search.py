@@ -75,7 +75,9 @@ def day_range(
     return start, end
 
 
-def _pattern(text: str) -> re.Pattern[str] | None:
+def text_pattern(text: str) -> re.Pattern[str] | None:
+    """The text to look for as a pattern (taken literally, any whitespace run matching any
+    run), or None when there is none."""
     words = text.split()
     if not words:
         return None
@@ -186,8 +188,8 @@ def _pieces(document: Document) -> list[_Piece]:
 class _Matcher:
     def __init__(self, query: SearchQuery) -> None:
         self.query = query
-        self.text = _pattern(query.text)
-        self.reason = _pattern(query.reason)
+        self.text = text_pattern(query.text)
+        self.reason = text_pattern(query.reason)
         # A reason shows what matched there: the text, the reason filter, or both.
         both = [p.pattern for p in (self.text, self.reason) if p is not None]
         self.in_reason = re.compile("|".join(both), re.IGNORECASE) if both else None
@@ -332,7 +334,7 @@ def legacy_search_results(actor: Actor, query: SearchQuery) -> LegacyResults | N
     reasons). The stores' own search (any word) narrows, then the portal's rule (the text
     taken literally) decides, so both systems match alike; a date range applies to the
     file's last update."""
-    pattern = _pattern(query.text)
+    pattern = text_pattern(query.text)
     if pattern is None or query.reason or not legacy_enabled():
         return None
     try:

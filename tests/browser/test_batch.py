@@ -35,6 +35,38 @@ def test_alice_deletes_two_entries_from_search_results_and_undoes_it(page: Page)
     expect(page.locator("#memory-content")).to_contain_text("aisle seats")
 
 
+def test_the_preview_shows_why_each_entry_goes_and_can_take_only_the_matching_items(
+    page: Page,
+):
+    # Issue 32, item 4: the shared entry was shown by its first line, "Name: Alice
+    # Example…", and could only go whole.
+    sign_in_as(page, "Alice Example", "/search?q=prefers")
+    page.get_by_role("button", name="Select all 2 matching…").click()
+    shared = page.get_by_role("row", name=re.compile("^Shared with every agent"))
+    expect(shared.locator("mark")).to_have_text("Prefers")
+    expect(shared).to_contain_text("Prefers concise answers with a short summary first.")
+    expect(shared).to_contain_text(
+        "The entry also holds 1 more line, kept if you delete only the matching list items: "
+        "“Name: Alice Example, Senior Analyst in Finance (Seattle office).”"
+    )
+    expect(page.get_by_role("row", name=re.compile("^Travel Planner"))).to_contain_text(
+        "“Hotel within walking distance of the office; no red-eyes.”"
+    )
+    check_accessibility(page, "a preview offering only the matching list items")
+
+    page.get_by_role("button", name="Delete only the 2 matching list items").click()
+    expect(page.get_by_role("heading", name="Deleted 2 list items")).to_be_visible()
+    memory = page.context.new_page()
+    memory.goto("/memory/user")
+    expect(memory.locator("#memory-content")).to_contain_text("Name: Alice Example")
+    expect(memory.locator("#memory-content")).not_to_contain_text("Prefers concise answers")
+
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator(".batch-results")).to_contain_text("restored 1 list item.")
+    memory.reload()
+    expect(memory.locator("#memory-content")).to_contain_text("Prefers concise answers")
+
+
 def test_alice_ticks_entries_on_a_memory_page_and_sees_the_count(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/agents/travel-planner")

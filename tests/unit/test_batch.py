@@ -7,7 +7,12 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from devstack.coreapi import formats
-from memory_ui.documents import parse_document, remove_entry
+from memory_ui.documents import (
+    list_items_between,
+    parse_document,
+    remove_entry,
+    remove_lines,
+)
 from memory_ui.memory.batch import without_entries
 
 
@@ -54,3 +59,28 @@ def test_entries_not_there_are_ignored() -> None:
     text = documents()[0]
     assert without_entries(text, {99}) is None
     assert without_entries(text, {1, 99}) == one_at_a_time(text, {1})
+
+
+def test_list_items_go_alone_as_if_removed_one_at_a_time() -> None:
+    # Items of a loose list end in the blank line after them, so two items with one kept
+    # between them, or next to a whole entry removed, must not shift each other's lines.
+    start = datetime(2026, 11, 1, 8, tzinfo=UTC)
+    text = formats.append_entry("", "- a\n\n- b\n\n- c\n\n- d", start, "Loose")
+    text = formats.append_entry(text, "- e\n- f", start + timedelta(minutes=1), "Tight")
+    text = formats.append_entry(text, "Whole.", start + timedelta(minutes=2))
+    document = parse_document(text)
+    items = {index: [] for index in range(2)}
+    for index in range(2):
+        entry = document.entries[index]
+        found = list_items_between(document.lines, entry.start_line, entry.end_line)
+        items[index] = [(item.start_line, item.end_line) for item in found]
+    chosen = {0: [items[0][0], items[0][2], items[0][3]], 1: [items[1][1]]}
+    expected = text
+    for start_line, end_line in sorted([*chosen[0], *chosen[1]], reverse=True):
+        expected = remove_lines(expected, start_line, end_line)
+
+    assert without_entries(text, {0, 1}, chosen) == expected
+    assert "- b" in expected and "- e" in expected and "- f" not in expected
+    assert without_entries(text, {0, 1, 2}, chosen) == remove_entry(expected, 2)
+    # A range that is not one of the entry's top-level items: not this document.
+    assert without_entries(text, {0}, {0: [(items[0][0][0], items[0][1][1])]}) is None

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_ui.audit import Action
-from memory_ui.documents import EntryEditError, parse_document
+from memory_ui.documents import parse_document
 from memory_ui.identity import Identity
 from memory_ui.memory.moves import (
     Mode,
@@ -76,8 +76,12 @@ def test_it_lands_as_the_last_entry_or_not_at_all():
     assert land_in("", block) == block
     landed = land_in("## Added 2026-01-01T00:00:00Z\n\nOld.\n\n\n", block)
     assert landed == "## Added 2026-01-01T00:00:00Z\n\nOld.\n\n" + block
-    with pytest.raises(EntryEditError):
-        land_in("## Added 2026-01-01T00:00:00Z\n\n```\nan open fence\n", block)
+    # An entry appended after a note whose code fence was never closed is an entry of its
+    # own (issue 32, item 14), so the move lands there too, as the last entry.
+    after_open_fence = land_in("## Added 2026-01-01T00:00:00Z\n\n```\nan open fence\n", block)
+    assert (
+        parse_document(after_open_fence).entries[-1].body == parse_document(block).entries[-1].body
+    )
 
 
 @pytest.fixture

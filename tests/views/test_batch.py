@@ -242,3 +242,98 @@ def test_undo_keeps_its_token_when_the_agents_cannot_be_listed(alice: Client, fa
     fake.heal()
     restored = alice.post("/memory/select/undo", {"token": token})
     assert restored.status_code == 200 and "restored 1 entry." in page_text(restored)
+
+
+# --- what the preview shows of each entry, and deleting only matching list items ---------
+
+EVERY_PREFERS = {"q": "prefers", "agent": "", "reason": "", "date_from": "", "date_to": ""}
+
+
+def shared_memory_with_a_list_entry(fake: FakeCoreAPI) -> str:
+    """The shared memory's first entry as the devstack has it: a list whose first item
+    does not match "prefers"; then an entry that is a paragraph of two lines."""
+    text = formats.append_entry(
+        "",
+        "- Name: Alice Example, Senior Analyst in Finance.\n- Prefers concise answers.",
+        _at("2026-09-14T08:12:03+00:00"),
+        reason="User introduced herself",
+    )
+    text = formats.append_entry(
+        text, "Flies often.\nPrefers window seats.", _at("2026-10-02T16:40:55+00:00")
+    )
+    fake.put(text)
+    return text
+
+
+def test_the_preview_shows_each_entrys_matching_line_and_what_else_it_holds(
+    alice: Client, fake: FakeCoreAPI
+):
+    # Issue 32, item 4: the entry was shown by its first line, "Name: Alice Example…".
+    shared_memory_with_a_list_entry(fake)
+    preview = alice.post("/memory/select/preview", {**EVERY_PREFERS, "mode": "all"})
+    html, text = body(preview), page_text(preview)
+    assert "Delete 3 entries from 2 memories?" in text
+    reason = '<span class="muted">User introduced herself:</span> '
+    assert reason + "<mark>Prefers</mark> concise answers." in html
+    assert (
+        "The entry also holds 1 more line, kept if you delete only the matching list items: "
+        "“Name: Alice Example, Senior Analyst in Finance.”" in text
+    )
+    assert "<mark>Prefers</mark> window seats." in html
+    assert "The entry also holds 1 more line, deleted with it: “Flies often.”" in text
+    # A one-line entry holds nothing more.
+    trip = '<span class="muted">Trip preferences:</span> <mark>Prefers</mark> aisle seats'
+    assert trip + " and morning flights.</li>" in html
+    assert "1 of these entries is a list with more in it than the matching items" in text
+    assert "Delete 3 entries" in text
+    assert "Delete only the 1 matching list item and 2 entries whole" in text
+    assert fake.writes() == []
+
+    # Ticked with a search, the same lines; ticked without one, the first lines.
+    ticked = {**EVERY_PREFERS, "mode": "picked", "pick": ["user:0"]}
+    assert "<mark>Prefers</mark> concise" in body(alice.post("/memory/select/preview", ticked))
+    ticked["q"] = ""
+    plain = alice.post("/memory/select/preview", ticked)
+    assert "User introduced herself: Name: Alice Example, Senior Analyst" in page_text(plain)
+    assert "also holds 1 more line, deleted with it: “Prefers concise answers.”" in page_text(plain)
+    assert "matching list item" not in page_text(plain)
+
+
+def test_deleting_only_the_matching_list_items_keeps_the_rest_of_each_list(
+    alice: Client, fake: FakeCoreAPI
+):
+    before = shared_memory_with_a_list_entry(fake)
+    travel = fake.text("travel-planner")
+    preview = alice.post("/memory/select/preview", {**EVERY_PREFERS, "mode": "all"})
+    confirm = hidden_fields(body(preview))
+    assert confirm["item"] == ["user:0:3-5"]  # the "Prefers concise answers." item
+
+    done = alice.post("/memory/select/delete", {**confirm, "scope": "items"})
+    text = page_text(done)
+    assert done.status_code == 200 and "Deleted 2 entries and 1 list item" in text
+    assert "Shared with every agent: deleted 1 entry and 1 list item." in text
+    assert "Travel Planner: deleted 1 entry." in text
+    shared = fake.text()
+    assert "Name: Alice Example" in shared and "User introduced herself" in shared
+    assert "Prefers" not in shared and "Flies often" not in shared
+    assert "aisle seats" not in fake.text("travel-planner")
+
+    restored = alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
+    assert "Shared with every agent: restored 1 entry and 1 list item." in page_text(restored)
+    assert fake.text() == before and fake.text("travel-planner") == travel
+
+
+def test_list_items_go_alone_only_when_asked_and_only_real_ones(alice: Client, fake: FakeCoreAPI):
+    before = shared_memory_with_a_list_entry(fake)
+    preview = alice.post(
+        "/memory/select/preview", {**EVERY_PREFERS, "agent": "_shared", "mode": "all"}
+    )
+    confirm = hidden_fields(body(preview))
+    # A range that is not one of the entry's list items: nothing is deleted in that memory.
+    forged = alice.post(
+        "/memory/select/delete", {**confirm, "item": "user:0:0-4", "scope": "items"}
+    )
+    assert forged.status_code == 409 and fake.text() == before
+    # Without "scope=items" the entries go whole, whatever items are posted.
+    whole = alice.post("/memory/select/delete", {**confirm, "scope": "entries"})
+    assert "Deleted 2 entries" in page_text(whole) and "Name: Alice" not in fake.text()

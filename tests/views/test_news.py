@@ -15,6 +15,7 @@ from tests.fake_coreapi import FakeCoreAPI
 from tests.views.helpers import HTMX, body, field_value, page_text
 
 TRAVEL = "/memory/agents/travel-planner"
+TRAVEL_QUERY = {"scope": "agent", "agent": "travel-planner"}
 
 
 class Clock:
@@ -144,3 +145,47 @@ def test_visits_are_per_person(alice: Client, bob: Client, fake, clock):
     agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
     assert "1 new entry." in page_text(alice.get("/whats-new"))
     assert "Nothing new since you last looked." in page_text(bob.get("/whats-new"))
+
+
+def test_entries_appended_after_a_fence_left_open_are_each_new(alice: Client, fake, clock):
+    # Issue 32, item 14: the first note's fence is never closed ("``` XM40" closes nothing).
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "Route:\n\n```\nSEA -> LHR\n``` XM40", "Route")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+    agent_adds(fake, clock, "travel-planner", "- Hotel: the Strand Palace.", "Hotel booked")
+
+    assert "3 new entries." in page_text(alice.get("/whats-new"))
+    card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert '<strong class="new-badge">3 new</strong>' in card
+
+    page = alice.get(TRAVEL)
+    assert new_marks(body(page)) == ["entry-4", "entry-3", "entry-2"]
+    # Only the note that left it open says so, in its own card.
+    cards = re.split(r'<li class="entry[^"]*" id="', body(page))[1:]
+    unclosed = [card[: card.index('"')] for card in cards if "code block was never closed" in card]
+    assert unclosed == ["entry-2"]
+    assert "Seat 42." in page_text(page) and "Strand Palace" in page_text(page)
+
+
+def test_saving_an_edit_keeps_the_other_entries_new_marks(alice: Client, fake, clock):
+    # Issue 32, item 10: the page after the save was a visit of its own, so nothing was new.
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-3", "entry-2"]
+    clock.tick()
+
+    editor = body(alice.get("/memory/entries/edit", {**TRAVEL_QUERY, "index": 0}))
+    fields = {**TRAVEL_QUERY, "index": "0", "version": field_value(editor, "version")}
+    fields |= {"reason": "Trip preferences", "content": "- Prefers window seats."}
+    saved = alice.post("/memory/entries/edit", fields, follow=True)
+    assert "Saved the entry." in page_text(saved)
+    assert new_marks(body(saved)) == ["entry-3", "entry-2"]
+    clock.tick()
+    # Nor does opening the page again while nothing new arrived: only "Mark as seen" does.
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-3", "entry-2"]
+    assert "new-badge" not in body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+
+    # Something added since the last opening starts a new visit: it alone is new then.
+    agent_adds(fake, clock, "travel-planner", "- Hotel: the Strand Palace.", "Hotel booked")
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-4"]

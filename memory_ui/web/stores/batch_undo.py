@@ -23,6 +23,7 @@ class BatchUndo:
     before: str  # the document before the batch delete
     after: Version | None  # Undo applies only while it is as the delete left it
     count: int  # entries the delete took from it
+    items: int = 0  # list items it took from entries that stayed
 
 
 def batch_undo_remember(session: SessionBase, done: list[Deleted]) -> str | None:
@@ -37,6 +38,7 @@ def batch_undo_remember(session: SessionBase, done: list[Deleted]) -> str | None
             "before": d.before.content_markdown,
             "after": Version.of(d.after).token(),
             "count": d.count,
+            "items": d.items,
         }
         for d in changed
     ]
@@ -52,6 +54,8 @@ def batch_undo_take(session: SessionBase, token: str) -> list[BatchUndo] | None:
     if raw is None:
         return None
     return [
-        BatchUndo(m["target"], m["before"], Version.parse(m["after"]), m["count"])
+        BatchUndo(
+            m["target"], m["before"], Version.parse(m["after"]), m["count"], m.get("items", 0)
+        )
         for m in raw["memories"]
     ]

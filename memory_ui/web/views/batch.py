@@ -1,7 +1,7 @@
 """Select and delete many entries at once: choose by filter (the search form's memory,
 reason, dates and words) or tick them one by one (here, on a memory page or in search
 results, which post to the same preview), see what would go (how many, from which
-memories, their first lines), confirm once, and undo the whole batch with one Undo.
+memories, the line of each entry that matches and what else it holds), confirm once, and undo the whole batch with one Undo.
 
 Plain GET and POST forms, so it all works without JavaScript. Memories are named by
 target keys checked against the user's own agent list; entries by index at the version
@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.memory.batch import (
     Selection,
+    amount,
     batch_delete,
     batch_restore,
     select_matching,
@@ -43,6 +44,8 @@ from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
 
 FILTERS = ("q", "agent", "reason", "date_from", "date_to")
 PICK = re.compile(r"^(user|agent:[a-z][a-z0-9-]{0,99}):(\d{1,7})$")
+# A list item of a picked entry, to delete alone: "<key>:<index>:<start line>-<end line>".
+ITEM = re.compile(r"^(user|agent:[a-z][a-z0-9-]{0,99}):(\d{1,7}):(\d{1,9})-(\d{1,9})$")
 MAX_PICKS = 5000
 
 
@@ -60,6 +63,18 @@ def _picked(values: list[str], targets: dict[str, Target]) -> dict[str, set[int]
         if match and match[1] in targets:
             picked[match[1]].add(int(match[2]))
     return picked
+
+
+def _items(
+    values: list[str], picked: dict[str, set[int]]
+) -> dict[str, dict[int, list[tuple[int, int]]]]:
+    """List items to delete alone, by memory and entry: only of entries that are picked."""
+    items: dict[str, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for value in values[:MAX_PICKS]:
+        match = ITEM.fullmatch(value)
+        if match and int(match[2]) in picked.get(match[1], ()):
+            items[match[1]][int(match[2])].append((int(match[3]), int(match[4])))
+    return items
 
 
 def _select_page(
@@ -153,7 +168,7 @@ def preview(request: HtmxHttpRequest, form: SearchForm) -> HttpResponse:
         targets = {t.key: t for t in all_targets(form.agents)}
         picked = _picked(request.POST.getlist("pick"), targets)
         loaded = memory_load_many(actor, [targets[key] for key in picked])
-        selection = select_picked(loaded, picked)
+        selection = select_picked(loaded, picked, _query(form))
     if not selection.total:
         messages.error(request, "Nothing is chosen: tick entries, or select all matching.")
         loaded = memory_load_many(actor, form.targets())
@@ -172,16 +187,25 @@ def delete(request: HtmxHttpRequest, targets: dict[str, Target]) -> HttpResponse
     if not picked or any(version is None for version in versions.values()):
         messages.error(request, "Nothing was deleted: the selection was incomplete.")
         return render(request, "memory_ui/batch/done.html", {}, status=400)
+    # "Delete only the matching list items": the items the preview named, by line range.
+    items = (
+        _items(request.POST.getlist("item"), picked) if request.POST.get("scope") == "items" else {}
+    )
     actor = user_actor(request)
     results = [
-        batch_delete(actor, targets[key], version, picked[key])
+        batch_delete(actor, targets[key], version, picked[key], items.get(key))
         for key, version in versions.items()
         if version is not None
     ]
     token = batch_undo_remember(request.session, results)
     status = 409 if not any(r.done for r in results) else 200
-    deleted_count = sum(r.count for r in results if r.done)
-    context = {"deleted": results, "undo_token": token, "deleted_count": deleted_count}
+    done = [r for r in results if r.done]
+    context = {
+        "deleted": results,
+        "undo_token": token,
+        "deleted_any": bool(done),
+        "deleted_what": amount(sum(r.count for r in done), sum(r.items for r in done)),
+    }
     return render(request, "memory_ui/batch/done.html", context, status=status)
 
 
@@ -196,7 +220,7 @@ def undo(request: HtmxHttpRequest, targets: dict[str, Target]) -> HttpResponse:
         return render(request, "memory_ui/batch/done.html", {}, status=410)
     actor = user_actor(request)
     restored = [
-        batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)
+        batch_restore(actor, targets[r.target_key], r.before, r.after, r.count, r.items)
         for r in records
         if r.target_key in targets
     ]
