@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -32,8 +33,11 @@ class SourceError(Exception):
     outcome_unknown = False
     sign_in_helps = False
     correlation_id = ""
-    status: int | None = None
-    message: str = ""
+
+    def __init__(self, message: str = "", *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
 
 
 class Capability(enum.Flag):
@@ -167,7 +171,8 @@ class Source:
     one sentence per missing one in `missing`), and its `steps`. A source that no person's
     memory can be reached in has no capability and no steps, only `unreachable`: why, and
     whom to ask (`owner`). `primary`: the source the portal's own memory pages and restorable
-    archive are built on; `section`: the URL name of its lazy section on the dashboard."""
+    archive are built on; `section`: the URL name of its lazy section on the dashboard
+    where it has pages of its own, else `backend` serves the generic source pages."""
 
     name: str
     title: str
@@ -180,12 +185,21 @@ class Source:
     section: str = ""
     unreachable: str = ""
     owner: str = ""
+    # The adapter for one actor, where the source's pages are the portal's generic ones.
+    backend: Callable[[Actor], MemoryBackend] | None = None
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")
 
     def can(self, capability: Capability) -> bool:
         return capability in self.capabilities
+
+    @property
+    def invitation(self) -> str:
+        """The dashboard section's link, before its contents load."""
+        if self.turned_down:
+            return "Show what older systems, being turned down, keep about you"
+        return f"Show what {self.title} keeps about you"
 
 
 @runtime_checkable

@@ -14,10 +14,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from devstack import legacy as legacy_module
+from devstack.coreapi.faults import Faults
 from devstack.serve import RunningServer
+from memory_ui.memory.everything import missing_message
+from memory_ui.sources import registry
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.adapter import READ_ONLY_REASON
-from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 
 TRAVEL = "main.agents.travel_planner_memory"
 BENEFITS = "main.agents.benefits_assistant_memory"
@@ -70,11 +73,48 @@ def test_export_everything_without_reachable_stores_exports_coreapi_and_says_so(
     assert all(name in archive.namelist() for name in (f["path"] for f in manifest["files"]))
     assert not [name for name in archive.namelist() if name.startswith("legacy/")]
     assert manifest["missing_sources"] == [
-        {"source": "legacy", "label": "Legacy memory stores", "message": MISSING_MESSAGE}
+        {
+            "source": "legacy",
+            "label": "Legacy memory stores",
+            "message": missing_message(registry.source("legacy")),
+        }
     ]
     page = alice.get(reverse("dashboard")).content.decode()  # the page the user is on next
     assert "their memories are not in this file" in page
     legacy_ops.reset_caches()
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Faults(latency_ms=2500),  # every call outlasts the read timeout below
+        Faults(error_rate=1.0, error_status=503),
+        Faults(error_rate=1.0, error_status=500),
+    ],
+    ids=["timing-out", "answering-503", "answering-500"],
+)
+def test_export_everything_goes_on_without_a_source_that_fails(
+    alice: Client, stores: RunningServer, settings, fault: Faults
+) -> None:
+    """A source that times out or answers 5xx is named as missing, in the manifest and on
+    the next page, and the rest of the archive is complete (HTTP 200)."""
+    settings.LEGACY_STORES_READ_TIMEOUT = 1.0
+    settings.LEGACY_STORES_GET_RETRIES = 0
+    legacy_ops.reset_caches()
+    emulator = legacy_module.emulator(stores)
+    emulator.faults = fault
+    try:
+        archive = _archive(alice.get(reverse("export_everything")))
+    finally:
+        emulator.faults = Faults()
+
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["files"]
+    assert all(name in archive.namelist() for name in (f["path"] for f in manifest["files"]))
+    assert not [name for name in archive.namelist() if name.startswith("legacy/")]
+    assert [entry["source"] for entry in manifest["missing_sources"]] == ["legacy"]
+    page = alice.get(reverse("dashboard")).content.decode()
+    assert missing_message(registry.source("legacy")).split(";")[0] in page
 
 
 def test_a_read_only_store_offers_no_change_and_refuses_one_with_403(alice: Client, stores) -> None:
@@ -118,5 +158,5 @@ def test_a_store_refusing_the_portals_token_does_not_ask_to_sign_in_again(
 
     export = alice.get(reverse("export_everything"))
     manifest = json.loads(_archive(export).read("manifest.json"))
-    assert manifest["missing_sources"][0]["message"] == MISSING_MESSAGE
+    assert manifest["missing_sources"][0]["message"] == missing_message(registry.source("legacy"))
     assert "Sign in again" not in alice.get(reverse("dashboard")).content.decode()

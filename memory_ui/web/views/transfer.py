@@ -26,6 +26,7 @@ from memory_ui.audit import Action
 from memory_ui.documents import appended, entry_heading, neutralise_provenance
 from memory_ui.documents.diffs import diff_lines
 from memory_ui.memory import uploads
+from memory_ui.memory.everything import others_export
 from memory_ui.memory.exports import export_archive
 from memory_ui.memory.uploads import ImportText
 from memory_ui.sources.coreapi import CoreAPIError, Memory
@@ -44,7 +45,6 @@ from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.downloads import download_began
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
-from memory_ui.web.legacy_erasure import legacy_archive_part
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import failure_page, not_done
 from memory_ui.web.stores.claims import (
@@ -92,18 +92,18 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
     """A zip of every document. All of them are fetched before the first byte is sent, so
     a CoreAPI failure is still an error page (and nothing half-done is downloaded)."""
     upn = signed_in(request).upn
-    # The legacy stores' files too (legacy/<store>.md), read before the first byte; when
-    # they cannot be reached, CoreAPI's memories still go, and the file says what it lacks.
-    legacy = legacy_archive_part(user_actor(request))
+    # Every other source's files too (<source>/<file>.md), read before the first byte; a
+    # source that cannot be reached is left out, and the file and the page say so.
+    others = others_export(user_actor(request))
     try:
         stream = export_archive(
-            user_actor(request), user_agents(request), upn, extra=legacy.files,
-            missing=legacy.missing,
+            user_actor(request), user_agents(request), upn, extra=others.files,
+            missing=others.missing,
         )  # fmt: skip
     except CoreAPIError as exc:
         return failure_page(request, exc, reverse("dashboard"), "export")
-    if legacy.message:
-        messages.warning(request, legacy.message)  # shown by the next page
+    if others.message:
+        messages.warning(request, others.message)  # shown by the next page
     response = StreamingHttpResponse(stream, content_type="application/zip")
     return _attachment(request, response, f"memory-export-{_today()}.zip")
 

@@ -1,0 +1,276 @@
+"""A source that brings only its adapter (`MemoryBackend`): its audited steps, written once
+here for every such source. The generic source pages call the item steps; `BackendSteps` is
+what requests over a person's whole memory call (`protocol.Steps`). Every change and every
+read for someone else is audited with the source's name, as the sources with operations of
+their own do (a target's key stands where a legacy event keeps its store: never an item's
+key or content).
+
+An item's version, where the backend gives none, is the sha256 of its text: an erasure after
+an export deletes only items still as the export handed them over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memory_ui.audit import Action, audit_record
+from memory_ui.documents import content_hash
+from memory_ui.identity import Actor
+from memory_ui.sources.protocol import (
+    Capability,
+    Covered,
+    Erasure,
+    Exported,
+    ExportedFile,
+    Item,
+    MemoryBackend,
+    Outcome,
+    Page,
+    SourceError,
+    Subject,
+    Target,
+    Unreachable,
+    Unsupported,
+    require,
+)
+
+NOT_EXPORTED = "Not exported with this request, so nothing was erased: export again, then erase."
+CHANGED = "Changed since the export; kept: export again, then erase."
+
+
+def subject_of(actor: Actor) -> Subject:
+    """Whose memory the actor's request is about: support staff know a person's UPN, not
+    their object id."""
+    acting_for = bool(actor.subject_upn and actor.subject_upn != actor.who.upn)
+    return Subject(actor.subject_upn or actor.who.upn, "" if acting_for else actor.who.oid)
+
+
+def audit(
+    actor: Actor,
+    source: str,
+    action: str,
+    target: Target | None,
+    *,
+    before: str | None = None,
+    error: SourceError | None = None,
+    reason: str = "",
+) -> None:
+    audit_record(
+        actor.who,
+        action,
+        subject_upn=actor.subject_upn,
+        source=source,
+        agent_name=target.agent or "" if target else "",
+        store=target.key if target else "",
+        before=before,
+        error=error,
+        reason=reason or actor.reason,
+        ticket=actor.ticket,
+    )
+
+
+def audited[T](
+    actor: Actor, backend: MemoryBackend, action: str, target: Target, step: Callable[[], T]
+) -> T:
+    """`step()`, audited as a failure when the source refuses it (and raised again)."""
+    try:
+        return step()
+    except SourceError as exc:
+        audit(actor, backend.source, action, target, error=exc)
+        raise
+
+
+def version_of(item: Item) -> str:
+    return item.version or content_hash(item.text or "")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One target with its items (metadata only), as the generic pages list them."""
+
+    target: Target
+    items: tuple[Item, ...]
+    next_cursor: str | None = None
+
+
+def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
+    """The subject's targets, each with its first page of items."""
+    subject = subject_of(actor)
+    listed = []
+    for target in backend.list_targets(subject):
+        page = backend.read_page(subject, target)
+        listed.append(Listed(target, page.items, page.next_cursor))
+    return listed
+
+
+def target_of(actor: Actor, backend: MemoryBackend, key: str) -> Target | None:
+    """The subject's target of that key, looked up among theirs (a key from a URL is never
+    trusted)."""
+    return next((t for t in backend.list_targets(subject_of(actor)) if t.key == key), None)
+
+
+def target_page(
+    actor: Actor, backend: MemoryBackend, target: Target, cursor: str | None = None
+) -> Page:
+    return backend.read_page(subject_of(actor), target, cursor)
+
+
+def item_read(actor: Actor, backend: MemoryBackend, target: Target, key: str) -> Item:
+    """One item with its text; audited as a reveal when support staff read it for someone."""
+    subject = subject_of(actor)
+
+    def read() -> Item:
+        return backend.read_item(subject, target, key)
+
+    if not actor.subject_upn or actor.subject_upn == actor.who.upn:
+        return read()
+    item = audited(actor, backend, Action.REVEAL, target, read)
+    audit(actor, backend.source, Action.REVEAL, target, before=item.text)
+    return item
+
+
+def item_delete(actor: Actor, backend: MemoryBackend, target: Target, key: str) -> Item:
+    """Deletes one item and returns it as it was (what an Undo restores). Audited."""
+    require(backend, Capability.DELETE_ITEM)
+    subject = subject_of(actor)
+    deleted = audited(
+        actor,
+        backend,
+        Action.DELETE_ENTRY,
+        target,
+        lambda: backend.delete_item(subject, target, key),
+    )
+    audit(actor, backend.source, Action.DELETE_ENTRY, target, before=deleted.text)
+    return deleted
+
+
+def item_restore(actor: Actor, backend: MemoryBackend, target: Target, item: Item) -> Item:
+    """Undo of a delete. Audited."""
+    require(backend, Capability.RESTORE_ITEM)
+    subject = subject_of(actor)
+    restored = audited(
+        actor, backend, Action.UNDO, target, lambda: backend.restore_item(subject, target, item)
+    )
+    audit(actor, backend.source, Action.UNDO, target, before=restored.text)
+    return restored
+
+
+def item_replace(actor: Actor, backend: MemoryBackend, target: Target, key: str, text: str) -> Item:
+    """One item's text replaced with `text`. Audited."""
+    require(backend, Capability.EDIT_ITEM)
+    subject = subject_of(actor)
+    edited = audited(
+        actor,
+        backend,
+        Action.EDIT,
+        target,
+        lambda: backend.replace_item(subject, target, key, text),
+    )
+    audit(actor, backend.source, Action.EDIT, target, before=edited.text)
+    return edited
+
+
+def target_clear(actor: Actor, backend: MemoryBackend, target: Target) -> list[Outcome]:
+    """Every item of the target deleted; one outcome per item. Audited."""
+    require(backend, Capability.CLEAR_TARGET)
+    subject = subject_of(actor)
+    rows = audited(
+        actor, backend, Action.CLEAR, target, lambda: backend.clear_target(subject, target)
+    )
+    kept = [row for row in rows if row.result != "erased"]
+    error = SourceError(f"{len(kept)} of {len(rows)} items were not deleted") if kept else None
+    audit(actor, backend.source, Action.CLEAR, target, error=error, reason=f"{len(rows)} items")
+    return rows
+
+
+def target_export(actor: Actor, backend: MemoryBackend, target: Target) -> str:
+    """The target as one markdown document. Audited."""
+    require(backend, Capability.EXPORT)
+    subject = subject_of(actor)
+    text = audited(actor, backend, Action.EXPORT, target, lambda: backend.export(subject, target))
+    audit(actor, backend.source, Action.EXPORT, target, before=text)
+    return text
+
+
+class BackendSteps:
+    """`protocol.Steps` for a source that brings only its adapter (`make(actor)`)."""
+
+    def __init__(self, make: Callable[[Actor], MemoryBackend]) -> None:
+        self._make = make
+
+    def coverage(self, actor: Actor) -> list[Covered]:
+        backend, subject = self._make(actor), subject_of(actor)
+        return [
+            Covered(target.title, len(_all_items(backend, subject, target)), "item")
+            for target in backend.list_targets(subject)
+        ]
+
+    def export_all(self, actor: Actor) -> list[ExportedFile]:
+        backend, subject = self._make(actor), subject_of(actor)
+        files = []
+        for target in backend.list_targets(subject):
+            keys = [item.key for item in _all_items(backend, subject, target)]
+            if not keys:
+                continue
+            items = [backend.read_item(subject, target, key) for key in keys]
+            text = target_export(actor, backend, target)
+            versions = {item.key: version_of(item) for item in items}
+            files.append(ExportedFile(f"{_file_name(target.key)}.md", text, target.key, versions))
+        return files
+
+    def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
+        backend, subject = self._make(actor), subject_of(actor)
+        if exported is None:
+            audit(actor, backend.source, Action.ERASE, None, reason=NOT_EXPORTED)
+            return Erasure((Outcome(None, backend.source, "not possible", NOT_EXPORTED),))
+        try:
+            require(backend, Capability.ERASE_SUBJECT)
+        except Unsupported as exc:
+            return Erasure((Outcome(None, backend.source, "not possible", str(exc)),))
+        rows = [
+            self._erase_target(actor, backend, subject, target, exported.get(target.key, {}))
+            for target in backend.list_targets(subject)
+        ]
+        return Erasure(tuple(rows))
+
+    def _erase_target(
+        self,
+        actor: Actor,
+        backend: MemoryBackend,
+        subject: Subject,
+        target: Target,
+        versions: dict[str, str],
+    ) -> Outcome:
+        erased = kept = 0
+        for key in [item.key for item in _all_items(backend, subject, target)]:
+            if versions.get(key) != version_of(backend.read_item(subject, target, key)):
+                kept += 1
+                continue
+            backend.delete_item(subject, target, key)
+            erased += 1
+        reason = f"{erased} erased" + (f"; {kept} {CHANGED}" if kept else "")
+        if not kept:
+            audit(actor, backend.source, Action.ERASE, target, reason=reason)
+            return Outcome(target, target.key, "erased", reason)
+        error = SourceError(reason)
+        audit(actor, backend.source, Action.ERASE, target, error=error, reason=reason)
+        return Outcome(target, target.key, "partly" if erased else "changed", reason)
+
+    def unreachable(self) -> list[Unreachable]:
+        return []
+
+
+def _all_items(backend: MemoryBackend, subject: Subject, target: Target) -> list[Item]:
+    items: list[Item] = []
+    cursor: str | None = None
+    while True:
+        page = backend.read_page(subject, target, cursor)
+        items += page.items
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+
+
+def _file_name(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in key)[:100] or "memory"
