@@ -15,7 +15,14 @@ from memory_ui.legacy.errors import (
     LegacyUnavailable,
     LegacyUnexpectedResponse,
 )
-from memory_ui.legacy.types import MemoryEntry, MemoryStore, Page, parse_store_agents, scope_for
+from memory_ui.legacy.types import (
+    MemoryEntry,
+    MemoryStore,
+    Page,
+    parse_store_agents,
+    parse_store_owners,
+    scope_for,
+)
 
 __all__ = [
     "LegacyBadRequest",
@@ -32,5 +39,6 @@ __all__ = [
     "MemoryStore",
     "Page",
     "parse_store_agents",
+    "parse_store_owners",
     "scope_for",
 ]

@@ -87,6 +87,9 @@ class Outcome:
     key: str
     result: str  # "erased" | "partly" | "not possible" | "failed"
     reason: str = ""
+    # A target's row: how many of its items were erased, of how many (None: not known).
+    erased: int = 0
+    total: int | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ ones (`legacy_store`). Every change, and every read support staff make for someo
 audited with source "legacy" (agent_name: the store's agent, agent_object_id: the store's
 full name; never a path or content). Failures are `LegacyStoreError`s, which carry a
 user-safe `message` and a `portal_status` like CoreAPI's errors.
+
+Over 400 lines: it is the one door to the stores, so that every step through it is seen
+to be audited; it is to be split when the source becomes its own package (issue 27).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from memory_ui.legacy import (
     LegacyUnauthorized,
     LegacyUnavailable,
     parse_store_agents,
+    parse_store_owners,
 )
 from memory_ui.legacy.client import LegacyStoresClient, client_from_settings
 from memory_ui.memory.backends import Capability, Erasure, Item, Outcome, Page, Subject, Target
@@ -125,7 +129,8 @@ def _backend() -> LegacyBackend:
     if client is None:
         raise LegacyStoreError("The legacy memory stores are not configured.")
     stores = parse_store_agents(settings.LEGACY_STORES_AGENTS)
-    return LegacyBackend(client, stores, settings.LEGACY_STORES_SCOPE_TEMPLATE)
+    owners = parse_store_owners(settings.LEGACY_STORES_KNOWN)
+    return LegacyBackend(client, stores, settings.LEGACY_STORES_SCOPE_TEMPLATE, owners)
 
 
 def reset_caches() -> None:
@@ -335,8 +340,8 @@ def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
     the store (its reason says how many files, and how many failed)."""
     backend, subject = _backend(), subject_of(actor)
     rows = _audited(actor, Action.CLEAR, store, lambda: backend.clear_target(subject, store.target))
-    failed = [row for row in rows if row.result == "failed"]
-    error = LegacyStoreError(f"{len(failed)} of {len(rows)} files failed") if failed else None
+    kept = [row for row in rows if row.result != "erased"]  # failed, or refused (403)
+    error = LegacyStoreError(f"{len(kept)} of {len(rows)} files not deleted") if kept else None
     _audit(actor, Action.CLEAR, store, error=error, reason=f"{len(rows)} files")
     return rows
 
@@ -370,6 +375,14 @@ def legacy_export_all(actor: Actor) -> list[ExportFile]:
         versions = {item.key: file_version(item).token() for item in items}
         files.append(ExportFile(f"legacy-{store.key}.md", text, store.key, versions))
     return files
+
+
+def legacy_erasure_plan(actor: Actor) -> Erasure:
+    """What `legacy_erase_subject` would cover, changing nothing (it reads no contents)."""
+    try:
+        return _backend().plan_erasure(subject_of(actor))
+    except LegacyStoreError as exc:  # a subject whose scope the portal cannot make
+        return Erasure((Outcome(None, "stores", "not possible", exc.message),))
 
 
 def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]] | None) -> Erasure:

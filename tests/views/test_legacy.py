@@ -22,11 +22,12 @@ from memory_ui.legacy import (
     LegacyUnavailable,
 )
 from memory_ui.memory import legacy_ops
-from memory_ui.memory.backends import Capability
+from memory_ui.memory.backends import Capability, Erasure
 from memory_ui.memory.legacy_backend import CAPABILITIES
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
+from tests.views.helpers import page_text
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -391,6 +392,76 @@ def test_a_deletion_request_for_everything_covers_the_legacy_stores(
     assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>erased</td>", result)
     assert "<td>not possible</td>" in result and "Cannot be listed." in result
     assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
+
+
+def test_before_the_clear_the_request_lists_every_system_store_and_who_to_ask(
+    carol: Client, legacy, fake, settings
+) -> None:
+    from tests.views.test_support import start
+
+    helpdesk = STORES["it-helpdesk"]
+    legacy.read_only.add(helpdesk)
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "ThinkPad")
+    legacy.unreachable["main.finance.finance_insights_memory"] = "finance-platform@contoso.com"
+    settings.LEGACY_STORES_CONTACT = "agents-platform@contoso.com"
+
+    page = page_text(carol.get(start(carol)))
+
+    assert "CoreAPI: the chosen memories now" in page
+    assert f"Legacy memory stores {TRAVEL} to erase 2 —" in page  # alice's two files
+    assert f"Legacy memory stores {helpdesk} not possible 1 Read only." in page
+    assert (
+        "main.finance.finance_insights_memory not possible — "
+        "No access; ask finance-platform@contoso.com."
+    ) in page
+    assert "Conversations not possible" in page
+    assert "Ask agents-platform@contoso.com which others exist." in page
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # listing them changed nothing
+
+
+def test_after_the_clear_the_heading_counts_what_was_erased_and_never_says_all(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    helpdesk = STORES["it-helpdesk"]
+    legacy.read_only.add(helpdesk)
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "ThinkPad")
+    legacy.unreachable["main.finance.finance_insights_memory"] = "finance-platform@contoso.com"
+    request_url = start(carol)
+    export(carol, request_url)
+
+    result = carol.get(clear(carol, request_url)["Location"])
+    text = page_text(result)
+
+    heading = re.search(r"<h1>(.*?)</h1>", result.content.decode(), re.S)[1]
+    assert "all" not in heading.casefold()
+    assert "partly cleared" in heading and "2 of 3 files in other systems" in heading
+    assert f"{TRAVEL} erased 2 of 2 erased" in text
+    assert f"{helpdesk} not possible 0 of 1 erased Read only." in text
+    assert "main.finance.finance_insights_memory not possible — No access; ask" in text
+    assert "/memories/devices.md" in legacy.files[(helpdesk, ALICE)]  # read-only: kept
+
+
+def test_the_heading_says_all_only_when_every_system_was_erased(
+    carol: Client, legacy, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    # A source whose every row was erased (the real adapter always adds conversations).
+    erase = legacy.erase_subject
+    monkeypatch.setattr(
+        legacy,
+        "erase_subject",
+        lambda *args: Erasure(tuple(o for o in erase(*args).outcomes if o.target)),
+    )
+    request_url = start(carol)
+    export(carol, request_url)
+
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    heading = re.search(r"<h1>(.*?)</h1>", result, re.S)[1]
+    assert re.search(r"all cleared: \d+ memor(y|ies), 2 files in other systems", heading)
 
 
 def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(

@@ -45,7 +45,13 @@ from memory_ui.memory.targets import Target
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
-from memory_ui.web.legacy_erasure import LegacyExport, legacy_erasure_rows, legacy_export
+from memory_ui.web.legacy_erasure import (
+    LegacyExport,
+    legacy_erasure_plan_rows,
+    legacy_erasure_rows,
+    legacy_export,
+    other_stores_note,
+)
 from memory_ui.web.stores.support import (
     DeletionRequest,
     Exported,
@@ -164,6 +170,8 @@ def _request_page(
 ) -> HttpResponse:
     record = handling.record
     loaded = memory_load_many(handling.actor, handling.targets)
+    # A request for every memory covers the other systems too: shown before the clear.
+    everything = record.everything
     context = {
         "upn": handling.upn,
         "subject": handling.user.subject,
@@ -175,6 +183,8 @@ def _request_page(
         or ClearRequestForm(upn=handling.upn, keys=[t.key for t in handling.targets]),
         "exported_at": _when(record.exported_at),
         "clear_nonce": nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
+        "other_systems": legacy_erasure_plan_rows(handling.actor) if everything else [],
+        "other_stores": other_stores_note() if everything else "",
     }
     return render(request, REQUEST_PAGE, context, status=status)
 
@@ -313,6 +323,7 @@ def support_request_result(request: HttpRequest, user: LookedUp, request_id: str
         "audit_url": f"{reverse('support_audit')}?{audit_query}",
         "retry_keys": record.retryable,
         "changed": [o for o in record.outcomes if o.status == "changed"],
+        "other_stores": other_stores_note() if record.everything else "",
     }
     if record.retryable:
         context["nonce"] = nonce_issue(request.session, looked_up, f"clear:{record.id}")
