@@ -29,7 +29,7 @@ BENEFITS = "main.agents.benefits_assistant_memory"
 FINANCE = "main.finance.finance_insights_memory"
 ALICE = "alice@contoso.com"
 ENROLMENT = "/memories/enrolment.md"
-REFUSED = "refused the portal&#x27;s own credentials"
+REFUSED = "The portal&#x27;s own access to the legacy memory stores was refused; contact support."
 
 pytestmark = pytest.mark.django_db
 

@@ -620,3 +620,31 @@ def test_list_errors_offer_try_again_only_where_it_can_help(
         assert response.status_code == failure.portal_status
         assert failure.default_message.replace("'", "&#x27;") in html
         assert (f'href="{again}" role="button" class="secondary">Try again' in html) is retry
+
+
+def test_a_refused_service_credential_says_so_and_never_offers_sign_in_again(
+    alice: Client, carol: Client, legacy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.views.test_support import start
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise LegacyUnauthorized()  # what the client raises on the stores' 401
+
+    for step in ("describe", "read_page", "read_item", "search", "plan_erasure", "delete_item"):
+        monkeypatch.setattr(legacy, step, refuse)
+    sentence = "The portal's own access to the legacy memory stores was refused; contact support."
+    pages = {
+        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
+        "stores page": alice.get(reverse("legacy_stores")),
+        "store page": alice.get(url("legacy_store")),
+        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
+        "move preview": alice.get(url("legacy_move", f"path={PREFS}")),
+        "search": alice.get(reverse("search"), {"q": "aisle"}),
+        "delete": alice.post(url("legacy_delete"), {"path": PREFS}, follow=True),
+        "deletion request": carol.get(start(carol)),
+    }
+
+    for name, response in pages.items():
+        text = page_text(response)
+        assert sentence in text, name
+        assert "Sign in again" not in text, name
