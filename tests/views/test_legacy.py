@@ -23,7 +23,7 @@ from memory_ui.legacy import (
 )
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.backends import Capability, Erasure
-from memory_ui.memory.legacy_backend import CAPABILITIES
+from memory_ui.memory.legacy_backend import CAPABILITIES, READ_ONLY_REASON
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
@@ -648,3 +648,51 @@ def test_a_refused_service_credential_says_so_and_never_offers_sign_in_again(
         text = page_text(response)
         assert sentence in text, name
         assert "Sign in again" not in text, name
+
+
+def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
+    alice: Client, legacy
+) -> None:
+    # The per-store privilege: the source can edit and delete, this store does not let the
+    # portal (no WRITE MEMORY STORE). The other store stays writable.
+    legacy.read_only.add(TRAVEL)
+    helpdesk = STORES["it-helpdesk"]
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "Prefers aisle-side desks")
+    reason = READ_ONLY_REASON
+    read_only_note = "Read only: the portal may not change it."
+    change_urls = [url(name) for name in ("legacy_edit", "legacy_entry", "legacy_clear")]
+    change_urls += [url("legacy_delete"), url("legacy_undo")]
+
+    places = {
+        "store page": alice.get(url("legacy_store")),
+        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
+        "file opened in place": alice.get(
+            url("legacy_file", f"path={PREFS}"), headers={"HX-Request": "true"}
+        ),
+        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
+        "search hits": alice.get(reverse("search"), {"q": "aisle"}),
+    }
+
+    for name, response in places.items():
+        html = response.content.decode()
+        assert response.status_code == 200, name
+        assert not [u for u in change_urls if u in html], name  # no Edit, Delete, Clear, Undo
+        for offer in ("Edit", "Delete this file", "Clear this store", "to change it"):
+            assert offer not in page_text(response), (name, offer)
+    for name in ("store page", "file page"):
+        assert page_text(places[name]).count(reason) == 1, name  # one sentence, before a click
+    for name in ("dashboard section", "search hits"):
+        text = page_text(places[name])
+        assert text.count(read_only_note) == 1, name  # the travel store only
+    assert helpdesk in page_text(places["search hits"])  # the writable store's hit: no note
+
+    writable = page_text(
+        alice.get(reverse("legacy_file", args=[helpdesk]) + "?path=/memories/devices.md")
+    )
+    assert "Delete this file" in writable and "Edit the whole file" in writable
+    assert reason not in writable
+    calls = list(legacy.calls)
+    for change in change_urls:
+        assert alice.post(change, {"path": PREFS, "confirm": "clear"}).status_code == 403
+    assert legacy.calls == calls  # refused without asking the store
+    assert PREFS in legacy.files[(TRAVEL, ALICE)]
