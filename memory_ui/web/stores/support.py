@@ -95,8 +95,8 @@ class DeletionRequest:
                 f"All cleared: {_counted(cleared, 'memory', 'memories')}, {files} in other systems"
             )
         memories = f"{cleared} of {_counted(len(self.outcomes), 'memory', 'memories')}"
-        files = f"{erased} of {_counted(found, 'file', 'files')} in other systems"
-        return f"Partly cleared: {memories}, {files}; what is left is listed below"
+        files = f"{erased} of {_counted(found, 'file', 'files')}" if found else "none"
+        return f"Partly cleared: {memories}, {files} in other systems; what is left is listed below"
 
     @property
     def retryable(self) -> list[str]:
