@@ -275,7 +275,7 @@ class LegacyBackend:
             if self.writable(target):
                 rows.append(Outcome(target, target.key, "to erase", "", total=len(keys)))
             else:
-                reason = f"{FORBIDDEN_REASON[:-1]}; {self._ask(target)}."
+                reason = f"{FORBIDDEN_REASON.removesuffix('.')}; {self._ask(target)}."
                 rows.append(Outcome(target, target.key, "not possible", reason, total=len(keys)))
         return Erasure((*rows, *self._unreachable(), CONVERSATIONS))
 
@@ -305,21 +305,20 @@ class LegacyBackend:
         owner = self.owner(target)
         return f"ask {owner}" if owner else "ask the store's owner"
 
+    def _no_access(self, target: Target) -> Outcome:
+        reason = f"{NO_ACCESS_REASON}; {self._ask(target)}."
+        return Outcome(target, target.key, "not possible", reason)
+
     def _unlisted(self, target: Target, error: LegacyStoreError) -> Outcome:
         """A store's row when its files could not even be listed."""
         if isinstance(error, LegacyForbidden):  # no READ MEMORY STORE
-            reason = f"{NO_ACCESS_REASON}; {self._ask(target)}."
-            return Outcome(target, target.key, "not possible", reason)
+            return self._no_access(target)
         if isinstance(error, LegacyNotFound):
             return Outcome(target, target.key, "not possible", GONE_REASON)
         return Outcome(target, target.key, "failed", error.message)
 
     def _unreachable(self) -> list[Outcome]:
-        reason = f"{NO_ACCESS_REASON}; {{}}."
-        return [
-            Outcome(target, target.key, "not possible", reason.format(self._ask(target)))
-            for target in self.unreachable_targets()
-        ]
+        return [self._no_access(target) for target in self.unreachable_targets()]
 
     def export_items(self, subject: Subject, target: Target) -> list[Item]:
         """Every file of the subject in one store, with contents (one read per file)."""
@@ -371,7 +370,8 @@ def _left(rows: list[Outcome], ask: str) -> dict[str, int]:
         if row.result == "changed":
             why = "changed since the export, kept: export again, then erase"
         else:  # not possible (the store refused the portal) or failed: the store's reason
-            why = row.reason[0].lower() + row.reason[1:].rstrip(".")
+            reason = (row.reason or row.result).rstrip(".")
+            why = reason[:1].lower() + reason[1:]
             why += f", {ask}" if row.result == "not possible" else ""
         causes[why] = causes.get(why, 0) + 1
     return causes
