@@ -648,6 +648,8 @@ def test_a_refused_service_credential_says_so_and_never_offers_sign_in_again(
         text = page_text(response)
         assert sentence in text, name
         assert "Sign in again" not in text, name
+    for name in ("dashboard section", "store page", "file page"):
+        assert "Try again" not in page_text(pages[name]), name  # it would be refused again
 
 
 def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
