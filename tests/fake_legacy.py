@@ -123,6 +123,7 @@ class FakeLegacyBackend:
     def plan_erasure(self, subject: Subject) -> Erasure:
         """As the adapter answers: a row per store with the subject's files counted, one
         per store known but not reachable, then one for conversations."""
+        self.calls.append("plan_erasure")
         rows = []
         for target in self.configured_targets():
             count = len(self._files(subject, target))

@@ -470,6 +470,9 @@ def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
     from tests.views.test_support import clear, export, start
 
     request_url = start(carol, scopes=["agent:travel-planner"])
+    before = page_text(carol.get(request_url))
+    assert "the other memory systems are not part of this request" in before
+    assert TRAVEL not in before and legacy.calls == []  # not even counted
     assert not [n for n in export(carol, request_url).namelist() if n.startswith("legacy/")]
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 

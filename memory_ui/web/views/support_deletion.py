@@ -184,7 +184,7 @@ def _request_page(
         "exported_at": _when(record.exported_at),
         "clear_nonce": nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
         "other_systems": legacy_erasure_plan_rows(handling.actor) if everything else [],
-        "other_stores": other_stores_note() if everything else "",
+        "other_stores": other_stores_note(),
     }
     return render(request, REQUEST_PAGE, context, status=status)
 
