@@ -4,6 +4,9 @@ Every variable is documented in README.md ("Configuration"). Nothing defaults to
 devstack unless PORTAL_DEVSTACK asks for it (`./dev`, `manage.py devstack`, the tests and
 the benchmarks do); otherwise every variable a deployment must set is checked here, at
 start-up, and one error names all the missing ones.
+
+Over 400 lines: every setting is read in this one module, so that one place says all
+the portal can be told (README.md, Configuration, documents each).
 """
 
 from __future__ import annotations
@@ -306,6 +309,23 @@ LEGACY_STORES_AGENTS = env(
     ' "benefits-assistant": "main.agents.benefits_assistant_memory"}'
     if DEVSTACK
     else "{}",
+)
+# The stores the portal knows of, reachable or not, each with whom to ask about it (JSON:
+# store full name -> owner): a deletion request names every one it cannot reach, with its
+# owner. The devstack's names every store of its demo data (devstack/legacy/fixtures.toml).
+LEGACY_STORES_KNOWN = env(
+    "LEGACY_STORES_KNOWN",
+    '{"main.agents.travel_planner_memory": "agents-platform@contoso.com",'
+    ' "main.agents.it_helpdesk_memory": "agents-platform@contoso.com",'
+    ' "main.agents.benefits_assistant_memory": "hr-platform@contoso.com",'
+    ' "main.finance.finance_insights_memory": "finance-platform@contoso.com"}'
+    if DEVSTACK
+    else "{}",
+)
+# Whom to ask about stores nobody told the portal of: the stores service lists only those
+# the portal may read, so a deletion request says other stores may exist, and whom to ask.
+LEGACY_STORES_CONTACT = env(
+    "LEGACY_STORES_CONTACT", "agents-platform@contoso.com" if DEVSTACK else ""
 )
 LEGACY_STORES_CONNECT_TIMEOUT = env_float("LEGACY_STORES_CONNECT_TIMEOUT", 3.05)
 LEGACY_STORES_READ_TIMEOUT = env_float("LEGACY_STORES_READ_TIMEOUT", 10.0)

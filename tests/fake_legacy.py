@@ -37,6 +37,8 @@ class FakeLegacyBackend:
     # Stores where the portal lacks WRITE MEMORY STORE. Not recorded in `calls`: the real
     # adapter keeps a store's privileges a minute, so they cost a page no call.
     read_only: set[str] = field(default_factory=set)
+    # Stores known but not configured (LEGACY_STORES_KNOWN): store -> whom to ask.
+    unreachable: dict[str, str] = field(default_factory=dict)
 
     def put(self, store: str, upn: str, path: str, text: str, description: str = "") -> None:
         item = Item(path, description, NOW, text)
@@ -118,19 +120,42 @@ class FakeLegacyBackend:
             rows.append(Outcome(target, key, "erased"))
         return rows
 
+    def plan_erasure(self, subject: Subject) -> Erasure:
+        """As the adapter answers: a row per store with the subject's files counted, one
+        per store known but not reachable, then one for conversations."""
+        self.calls.append("plan_erasure")
+        rows = []
+        for target in self.configured_targets():
+            count = len(self._files(subject, target))
+            if target.key in self.read_only:
+                rows.append(Outcome(target, target.key, "not possible", "Read only.", total=count))
+            else:
+                rows.append(Outcome(target, target.key, "to erase", total=count))
+        return Erasure((*rows, *self._unreachable()))
+
     def erase_subject(
         self, subject: Subject, unchanged: Callable[[Target, Item], bool] | None = None
     ) -> Erasure:
-        """As the adapter answers: a row per store, then one for conversations."""
+        """As the adapter answers: a row per store (a read-only one not asked to delete),
+        one per store known but not reachable, then one for conversations."""
         rows = []
         for target in self.configured_targets():
+            if target.key in self.read_only:
+                count = len(self._files(subject, target))
+                rows.append(Outcome(target, target.key, "not possible", "Read only.", 0, count))
+                continue
             done = self.clear_target(subject, target, unchanged)
-            kept = [row for row in done if row.result != "erased"]
-            rows.append(
-                Outcome(target, target.key, "partly" if kept else "erased", f"{len(done)} files")
-            )
-        rows.append(Outcome(None, "conversations", "not possible", "Cannot be listed."))
-        return Erasure(tuple(rows))
+            erased = sum(row.result == "erased" for row in done)
+            result = "erased" if erased == len(done) else "partly" if erased else "changed"
+            rows.append(Outcome(target, target.key, result, "Files.", erased, len(done)))
+        return Erasure((*rows, *self._unreachable()))
+
+    def _unreachable(self) -> list[Outcome]:
+        rows = [
+            Outcome(Target("legacy", key, key), key, "not possible", f"No access; ask {owner}.")
+            for key, owner in self.unreachable.items()
+        ]
+        return [*rows, Outcome(None, "conversations", "not possible", "Cannot be listed.")]
 
     def export_items(self, subject: Subject, target: Target) -> list[Item]:
         files = self._files(subject, target)

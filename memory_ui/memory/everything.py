@@ -1,6 +1,8 @@
 """The sources beside the primary one in requests that cover a person's whole memory:
-"Export everything" (the person's own, and support's for a deletion request) and what a
-deletion request covers. It loops over the registry and names no source.
+"Export everything" (the person's own, and support's for a deletion request) and support's
+deletion request (what it covers before the clear, what it erased after). It loops over
+the registry and names no source; a source no person's memory can be reached in gets a
+row saying so, and whom to ask, instead of being left out.
 
 An export that cannot reach a source still hands over what it could: the archive's
 manifest and the page name each source that is missing (`OthersExport.missing`), and the
@@ -11,10 +13,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from memory_ui.identity import Actor
 from memory_ui.sources import registry
-from memory_ui.sources.protocol import Capability, Exported, Source, SourceError
+from memory_ui.sources.protocol import Capability, Erasure, Exported, Source, SourceError
 
 logger = logging.getLogger("memory_ui.memory.everything")
 
@@ -68,3 +71,90 @@ def others_export(actor: Actor) -> OthersExport:
         result.files.extend((f"{source.name}/{file.name}", file.text) for file in files)
         result.exported[source.name] = {file.target: file.versions for file in files}
     return result
+
+
+# --- a deletion request's other systems ------------------------------------------------
+
+RESULT_WORDS = {
+    "to erase": "to erase",
+    "erased": "erased",
+    "partly": "partly",
+    "changed": "changed since the export",
+    "not possible": "not possible",
+    "failed": "failed",
+}
+
+
+def others_plan(actor: Actor) -> list[dict[str, Any]]:
+    """What a deletion request covers in every other source, before the clear: a row per
+    target (its items counted, or why they cannot be erased from here) and a row per source
+    no person's memory can be reached in; nothing is changed and no content read."""
+    rows: list[dict[str, Any]] = []
+    for source in registry.others():
+        if source.steps is None:
+            rows.append(_unreachable_row(source))
+            continue
+        try:
+            rows += _rows(source, source.steps.plan(actor))
+        except SourceError as exc:
+            rows.append(_row(source, "every target", "failed", exc.message))
+    return rows
+
+
+def others_erase(actor: Actor, exported: dict[str, Exported]) -> list[dict[str, Any]]:
+    """Erases what each other source handed over in the request's export (`exported`:
+    source -> what `others_export` kept) and is unchanged since; a row per target, erased,
+    partly, changed, not possible or failed, and why."""
+    rows: list[dict[str, Any]] = []
+    for source in registry.others():
+        if source.steps is None:
+            rows.append(_unreachable_row(source))
+            continue
+        try:
+            rows += _rows(source, source.steps.erase_all(actor, exported.get(source.name)))
+        except SourceError as exc:
+            rows.append(_row(source, "every target", "failed", exc.message))
+    return rows
+
+
+def others_notes() -> list[str]:
+    """Whom to ask about memory in the other sources that the portal was never told of."""
+    return [source.others_note for source in registry.others() if source.others_note]
+
+
+def _unreachable_row(source: Source) -> dict[str, Any]:
+    ask = f" Ask {source.owner}." if source.owner else ""
+    return _row(source, "everything", "not possible", source.unreachable + ask)
+
+
+def _rows(source: Source, erasure: Erasure) -> list[dict[str, Any]]:
+    return [
+        _row(
+            source,
+            outcome.target.title if outcome.target is not None else outcome.key.capitalize(),
+            RESULT_WORDS.get(outcome.result, "failed"),
+            outcome.reason,
+            outcome.erased,
+            outcome.total,
+        )
+        for outcome in erasure.outcomes
+    ]
+
+
+def _row(
+    source: Source,
+    target: str,
+    result: str,
+    reason: str,
+    erased: int = 0,
+    total: int | None = None,
+) -> dict[str, Any]:
+    """A row as the session keeps it: `erased` items of `total` (None: not known)."""
+    return {
+        "source": source.title,
+        "target": target,
+        "result": result,
+        "reason": reason,
+        "erased": erased,
+        "total": total,
+    }

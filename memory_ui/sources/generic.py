@@ -19,7 +19,6 @@ from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
 from memory_ui.sources.protocol import (
     Capability,
-    Covered,
     Erasure,
     Exported,
     ExportedFile,
@@ -30,7 +29,6 @@ from memory_ui.sources.protocol import (
     SourceError,
     Subject,
     Target,
-    Unreachable,
     Unsupported,
     require,
 )
@@ -199,12 +197,13 @@ class BackendSteps:
     def __init__(self, make: Callable[[Actor], MemoryBackend]) -> None:
         self._make = make
 
-    def coverage(self, actor: Actor) -> list[Covered]:
+    def plan(self, actor: Actor) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
-        return [
-            Covered(target.title, len(_all_items(backend, subject, target)), "item")
-            for target in backend.list_targets(subject)
-        ]
+        rows = []
+        for target in backend.list_targets(subject):
+            total = len(_all_items(backend, subject, target))
+            rows.append(Outcome(target, target.key, "to erase", total=total))
+        return Erasure(tuple(rows))
 
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         backend, subject = self._make(actor), subject_of(actor)
@@ -249,16 +248,15 @@ class BackendSteps:
                 continue
             backend.delete_item(subject, target, key)
             erased += 1
-        reason = f"{erased} erased" + (f"; {kept} {CHANGED}" if kept else "")
+        total = erased + kept
+        reason = f"{erased} of {total} erased" + (f"; {kept} left: {CHANGED}" if kept else ".")
         if not kept:
             audit(actor, backend.source, Action.ERASE, target, reason=reason)
-            return Outcome(target, target.key, "erased", reason)
+            return Outcome(target, target.key, "erased", reason, erased, total)
         error = SourceError(reason)
         audit(actor, backend.source, Action.ERASE, target, error=error, reason=reason)
-        return Outcome(target, target.key, "partly" if erased else "changed", reason)
-
-    def unreachable(self) -> list[Unreachable]:
-        return []
+        result = "partly" if erased else "changed"
+        return Outcome(target, target.key, result, reason, erased, total)
 
 
 def _all_items(backend: MemoryBackend, subject: Subject, target: Target) -> list[Item]:

@@ -104,6 +104,9 @@ class Outcome:
     key: str
     result: str  # "erased" | "partly" | "not possible" | "failed"
     reason: str = ""
+    # A target's row: how many of its items were erased, of how many (None: not known).
+    erased: int = 0
+    total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -123,25 +126,6 @@ class ExportedFile:
     versions: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Covered:
-    """What a deletion request covers in one target, counted before anything is erased."""
-
-    target: str  # its title
-    count: int
-    noun: str  # what is counted: "file", "entry", "memory"
-
-
-@dataclass(frozen=True)
-class Unreachable:
-    """Memory a source knows of but the portal cannot reach for a person: why, and whom
-    to ask."""
-
-    title: str
-    reason: str
-    owner: str = ""
-
-
 # What a deletion request's export kept of a source, for its erasure: target -> item ->
 # version token (None: the source was not in the export, so nothing is erased).
 type Exported = dict[str, dict[str, str]] | None
@@ -154,13 +138,18 @@ class Steps(Protocol):
     the source's `SourceError` when the source as a whole cannot be reached; what one
     target could not do is a row of its result instead."""
 
-    def coverage(self, actor: Actor) -> list[Covered]: ...
+    def plan(self, actor: Actor) -> Erasure:
+        """What an erasure would cover, changing nothing and reading no contents: a row per
+        target, "to erase" with its items counted (`total`), or "not possible" and why
+        (a target known to hold memory the portal cannot reach, with whom to ask)."""
+        ...
 
     def export_all(self, actor: Actor) -> list[ExportedFile]: ...
 
-    def erase_all(self, actor: Actor, exported: Exported) -> Erasure: ...
-
-    def unreachable(self) -> list[Unreachable]: ...
+    def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
+        """Erases what `exported` handed over and is unchanged since: a row per target,
+        erased / partly / changed / not possible / failed, and why."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -185,6 +174,8 @@ class Source:
     section: str = ""
     unreachable: str = ""
     owner: str = ""
+    # Whom to ask about memory in this system the portal was never told of ("": none).
+    others_note: str = ""
     # The adapter for one actor, where the source's pages are the portal's generic ones.
     backend: Callable[[Actor], MemoryBackend] | None = None
 

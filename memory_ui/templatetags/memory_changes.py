@@ -10,8 +10,8 @@ import weakref
 from django import template
 from django.utils.html import format_html
 
+from memory_ui.documents.versions import Version
 from memory_ui.sources.coreapi import Memory
-from memory_ui.sources.coreapi.operations import Version
 from memory_ui.web.held_forms import OWNER_FIELD, owner_hint
 
 register = template.Library()

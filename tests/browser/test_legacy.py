@@ -11,11 +11,13 @@ from playwright.sync_api import Page, expect
 
 from devstack.serve import RunningServer
 from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.legacy.adapter import READ_ONLY_REASON
 from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
 
 TRAVEL = "main.agents.travel_planner_memory"
+BENEFITS = "main.agents.benefits_assistant_memory"
 
 
 @pytest.fixture
@@ -85,3 +87,39 @@ def test_move_a_file_into_coreapi_with_its_preview(legacy_on: str, page: Page) -
     check_accessibility(page, "a move's results")
     page.goto("/memory/agents/travel-planner")
     expect(page.locator("#memory-content")).to_contain_text("Vegetarian meals")
+
+
+def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
+    legacy_on: str, page: Page
+) -> None:
+    # The per-store privilege: the portal may only read the benefits store (seed data).
+    sign_in_as(page, "Alice Example")
+    section = page.locator("#legacy-stores")
+    section.scroll_into_view_if_needed()
+    card = section.locator(".legacy-card", has_text=BENEFITS)
+    expect(card).to_contain_text("Read only: the portal may not change it.")
+    expect(section.locator(".legacy-read-only")).to_have_count(1)  # the benefits store only
+
+    card.get_by_role("link", name=BENEFITS, exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(BENEFITS)
+    expect(page.locator(".legacy-missing")).to_contain_text(READ_ONLY_REASON)
+    expect(page.get_by_role("button", name="Clear this store")).to_have_count(0)
+    page.get_by_text("Show contents of /memories/enrolment.md").click()
+    opened = page.locator(".legacy-file-contents").first
+    expect(opened).to_contain_text("PPO Plus")
+    expect(opened.get_by_role("link", name="Open this file", exact=True)).to_be_visible()
+
+    opened.get_by_role("link", name="Open this file", exact=True).click()
+    expect(page.locator(".markdown-body")).to_contain_text("PPO Plus")
+    expect(page.locator(".legacy-missing")).to_contain_text(READ_ONLY_REASON)
+    for offer in ("Edit the whole file", "Delete this file", re.compile(r"^Edit line")):
+        expect(page.get_by_role("button", name=offer)).to_have_count(0)
+        expect(page.get_by_role("link", name=offer)).to_have_count(0)
+    expect(page.get_by_role("button", name="Move into CoreAPI")).to_be_visible()  # a copy
+    check_accessibility(page, "a read-only legacy file")
+
+    page.goto("/search?q=PPO")
+    hit = page.locator(".legacy-search .search-hit", has_text="/memories/enrolment.md")
+    expect(hit).to_contain_text("Read only: the portal may not change it.")
+    expect(hit.get_by_role("button")).to_have_count(0)
+    expect(hit.get_by_role("link")).to_have_count(1)  # to the file, where it is read

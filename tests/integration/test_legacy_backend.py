@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from devstack.legacy import emulator
 from devstack.serve import RunningServer
 from memory_ui import auth
 from memory_ui.sources.legacy import LegacyConflict
-from memory_ui.sources.legacy.adapter import CONVERSATIONS_REASON, LegacyBackend
+from memory_ui.sources.legacy.adapter import CONVERSATIONS_REASON, FORBIDDEN_REASON, LegacyBackend
 from memory_ui.sources.legacy.client import LegacyStoresClient
 from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, Unsupported, require
 
@@ -85,9 +86,25 @@ def test_erase_subject_reports_per_store_and_conversations(backend: LegacyBacken
 
     rows = {(o.key, o.result) for o in erasure.outcomes}
     assert ("main.agents.travel_planner_memory", "erased") in rows
-    assert ("main.agents.benefits_assistant_memory", "partly") in rows  # read-only store
+    # Read-only: nothing could be erased there, so not "partly".
+    assert ("main.agents.benefits_assistant_memory", "not possible") in rows
+    assert ("main.finance.finance_insights_memory", "not possible") in rows  # no READ
     assert erasure.outcomes[-1].reason == CONVERSATIONS_REASON
     assert backend.read_page(ALICE, backend.list_targets(ALICE)[0]).items == ()
+
+
+def test_a_refused_delete_is_not_possible_with_its_reason(
+    backend: LegacyBackend, fresh_legacy: RunningServer
+) -> None:
+    benefits = backend.list_targets(ALICE)[2]
+
+    rows = backend.clear_target(ALICE, benefits)  # each file's delete gets a 403
+
+    assert [(o.key, o.result, o.reason) for o in rows] == [
+        ("/memories/enrolment.md", "not possible", FORBIDDEN_REASON)
+    ]
+    kept = emulator(fresh_legacy).store.entry(benefits.key, ALICE.upn, "/memories/enrolment.md")
+    assert kept is not None and "PPO Plus" in (kept.contents or "")
 
 
 def test_export_is_markdown_file_by_file(backend: LegacyBackend) -> None:

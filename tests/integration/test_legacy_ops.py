@@ -172,7 +172,9 @@ def test_delete_then_undo_and_undo_never_overwrites(alice: Actor) -> None:
 def test_clear_gives_per_file_results(alice: Actor) -> None:
     rows = ops.legacy_store_clear(alice, _store(alice, BENEFITS))  # READ only: deletes refused
 
-    assert [(r.key, r.result) for r in rows] == [("/memories/enrolment.md", "failed")]
+    assert [(r.key, r.result, r.reason) for r in rows] == [
+        ("/memories/enrolment.md", "not possible", FORBIDDEN_REASON)
+    ]
     assert _events("clear")[-1].outcome == "error"
     rows = ops.legacy_store_clear(alice, _store(alice, TRAVEL))
     assert {r.result for r in rows} == {"erased"} and len(rows) == 3
@@ -229,15 +231,44 @@ def _exported(actor: Actor) -> dict[str, dict[str, str]]:
 def test_erasure_has_a_row_per_store_and_for_conversations(carol_for_alice: Actor) -> None:
     erasure = ops.legacy_erase_subject(carol_for_alice, _exported(carol_for_alice))
 
-    rows = {(o.key, o.result, o.reason) for o in erasure.outcomes}
-    assert (TRAVEL, "erased", "3 files") in rows
-    assert (BENEFITS, "partly", "1 files") in rows
-    assert (FINANCE, "not possible", FORBIDDEN_REASON) in rows
+    rows = {(o.key, o.result, o.reason, o.erased, o.total) for o in erasure.outcomes}
+    assert (TRAVEL, "erased", "3 files erased.", 3, 3) in rows
+    # Read-only (WRITE refused): nothing erased there, so "not possible", never "partly".
+    read_only = f"{FORBIDDEN_REASON[0].lower()}{FORBIDDEN_REASON[1:-1]}"
+    benefits = f"None of 1 file erased; 1 left: {read_only}, ask hr-platform@contoso.com."
+    assert (BENEFITS, "not possible", benefits, 0, 1) in rows
+    # No READ either: the owner to ask, from LEGACY_STORES_KNOWN (the devstack's default).
+    finance = "The portal has no access; ask finance-platform@contoso.com."
+    assert (FINANCE, "not possible", finance, 0, None) in rows
     assert erasure.outcomes[-1].result == "not possible"
     assert erasure.outcomes[-1].reason == CONVERSATIONS_REASON
     assert ops.legacy_files(carol_for_alice, _store(carol_for_alice, TRAVEL)).items == ()
     events = {(e.agent_object_id, e.outcome) for e in _events("erase")}
     assert events == {(TRAVEL, "ok"), (HELPDESK, "ok"), (BENEFITS, "error"), (FINANCE, "error")}
+
+
+def test_the_erasure_plan_counts_files_and_says_what_cannot_be_erased(
+    alice: Actor, carol_for_alice: Actor, settings
+) -> None:
+    settings.LEGACY_STORES_AGENTS = f'{{"travel-planner": "{TRAVEL}", "benefits": "{BENEFITS}"}}'
+    ops.reset_caches()
+
+    plan = ops.legacy_erasure_plan(carol_for_alice)
+
+    rows = [(o.key, o.result, o.total) for o in plan.outcomes]
+    assert rows == [
+        (TRAVEL, "to erase", 3),
+        (BENEFITS, "not possible", 1),
+        # Known (LEGACY_STORES_KNOWN) but not configured: named, with whom to ask.
+        (HELPDESK, "not possible", None),
+        (FINANCE, "not possible", None),
+        ("conversations", "not possible", None),
+    ]
+    reasons = {o.key: o.reason for o in plan.outcomes}
+    assert "ask hr-platform@contoso.com" in reasons[BENEFITS]
+    assert reasons[FINANCE] == "The portal has no access; ask finance-platform@contoso.com."
+    assert len(ops.legacy_files(alice, _store(alice, TRAVEL)).items) == 3  # nothing changed
+    assert not _events("erase")
 
 
 def test_erasure_with_an_oid_scope_template_is_not_possible_for_support(
@@ -265,7 +296,7 @@ def test_erasure_keeps_a_file_changed_since_the_export(
     rows = {o.key: (o.result, o.reason) for o in erasure.outcomes}
     assert rows[TRAVEL] == (
         "partly",
-        "3 files; 1 changed since the export, kept: export again, then erase",
+        "2 of 3 files erased; 1 left: changed since the export, kept: export again, then erase.",
     )
     assert rows[HELPDESK][0] == "erased"
     left = ops.legacy_files(alice, travel).items

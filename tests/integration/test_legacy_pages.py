@@ -1,6 +1,7 @@
 """The legacy stores' gaps through the portal's pages, signed in at the devstack IdP, with
 the real legacy store emulator (or a port where nothing listens): "Export everything"
-without the stores, a read-only store, and a store refusing the portal's credentials."""
+without the stores, a read-only store, a store refusing the portal's credentials, and
+support's deletion request over every store of the demo data."""
 
 from __future__ import annotations
 
@@ -16,16 +17,22 @@ from django.urls import reverse
 
 from devstack import legacy as legacy_module
 from devstack.coreapi.faults import Faults
+from devstack.legacy import emulator
 from devstack.serve import RunningServer
 from memory_ui.memory.everything import missing_message
 from memory_ui.sources import registry
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.adapter import READ_ONLY_REASON
+from tests.integration.test_support import _clear, _export, _request
+from tests.views.helpers import page_text
 
 TRAVEL = "main.agents.travel_planner_memory"
+HELPDESK = "main.agents.it_helpdesk_memory"
 BENEFITS = "main.agents.benefits_assistant_memory"
+FINANCE = "main.finance.finance_insights_memory"
+ALICE = "alice@contoso.com"
 ENROLMENT = "/memories/enrolment.md"
-REFUSED = "refused the portal&#x27;s own credentials"
+REFUSED = "The portal&#x27;s own access to the legacy memory stores was refused; contact support."
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +167,43 @@ def test_a_store_refusing_the_portals_token_does_not_ask_to_sign_in_again(
     manifest = json.loads(_archive(export).read("manifest.json"))
     assert manifest["missing_sources"][0]["message"] == missing_message(registry.source("legacy"))
     assert "Sign in again" not in alice.get(reverse("dashboard")).content.decode()
+
+
+@pytest.mark.changes_memory
+def test_a_deletion_request_shows_every_store_before_and_reports_what_was_left_after(
+    carol: Client, settings, fresh_legacy: RunningServer
+) -> None:
+    # The devstack's own configuration: three agents' stores, and every store of the demo
+    # data known with its owner (finance_insights_memory: no grant for the portal).
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    legacy_ops.reset_caches()
+    stores = emulator(fresh_legacy).store
+    request_url = _request(carol, ALICE, ["all"])
+
+    before = page_text(carol.get(request_url))
+
+    assert f"Legacy memory stores {TRAVEL} to erase 3 —" in before
+    assert f"Legacy memory stores {HELPDESK} to erase 1 —" in before
+    assert f"{BENEFITS} not possible 1 The portal may not change this store" in before
+    assert "ask hr-platform@contoso.com" in before
+    no_access = "The portal has no access; ask finance-platform@contoso.com."
+    assert f"{FINANCE} not possible — {no_access}" in before
+    assert "Ask agents-platform@contoso.com which others exist." in before
+    assert stores.entry(TRAVEL, ALICE, "/memories/profile.md") is not None  # nothing done yet
+
+    _export(carol, request_url)
+    result = carol.get(_clear(carol, request_url)["Location"])
+    after = page_text(result)
+
+    heading = result.content.decode().split("<h1>")[1].split("</h1>")[0]
+    assert "all" not in heading.casefold()
+    assert "partly cleared" in heading and "4 of 5 files in other systems" in heading
+    assert f"{TRAVEL} erased 3 of 3 erased 3 files erased." in after
+    assert f"{BENEFITS} not possible 0 of 1 erased None of 1 file erased; 1 left:" in after
+    assert f"{FINANCE} not possible — {no_access}" in after
+    # Read back from the emulator: what the page says was left is there, the rest is gone.
+    assert stores.entries(TRAVEL, ALICE, "", "", 100) == []
+    assert stores.entries(HELPDESK, ALICE, "", "", 100) == []
+    assert "PPO Plus" in stores.entry(BENEFITS, ALICE, ENROLMENT).contents
+    assert "monthly close" in stores.entry(FINANCE, ALICE, "/memories/reports.md").contents
+    legacy_ops.reset_caches()

@@ -4,7 +4,7 @@ phrase) and the three-way merge behind "Re-apply my changes onto the new version
 import pytest
 
 from memory_ui.documents.diffs import merge_changes
-from memory_ui.sources.coreapi.operations import Version
+from memory_ui.documents.versions import Version
 from memory_ui.web.forms import (
     MAX_EDIT_BYTES,
     AppendForm,

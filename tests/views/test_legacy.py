@@ -15,6 +15,8 @@ from django.test import Client
 from django.urls import reverse
 
 from memory_ui.audit import AuditEvent
+from memory_ui.memory.everything import missing_message
+from memory_ui.sources import registry
 from memory_ui.sources.legacy import (
     LegacyForbidden,
     LegacyRateLimited,
@@ -22,11 +24,11 @@ from memory_ui.sources.legacy import (
     LegacyUnavailable,
 )
 from memory_ui.sources.legacy import operations as legacy_ops
-from memory_ui.sources.legacy.adapter import CAPABILITIES
-from memory_ui.sources.protocol import Capability
-from memory_ui.web.legacy_erasure import MISSING_MESSAGE
+from memory_ui.sources.legacy.adapter import CAPABILITIES, READ_ONLY_REASON
+from memory_ui.sources.protocol import Capability, Erasure
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
+from tests.views.helpers import page_text
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -393,12 +395,87 @@ def test_a_deletion_request_for_everything_covers_the_legacy_stores(
     assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
 
 
+def test_before_the_clear_the_request_lists_every_system_store_and_who_to_ask(
+    carol: Client, legacy, fake, settings
+) -> None:
+    from tests.views.test_support import start
+
+    helpdesk = STORES["it-helpdesk"]
+    legacy.read_only.add(helpdesk)
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "ThinkPad")
+    legacy.unreachable["main.finance.finance_insights_memory"] = "finance-platform@contoso.com"
+    settings.LEGACY_STORES_CONTACT = "agents-platform@contoso.com"
+
+    page = page_text(carol.get(start(carol)))
+
+    assert "CoreAPI: the chosen memories now" in page
+    assert f"Legacy memory stores {TRAVEL} to erase 2 —" in page  # alice's two files
+    assert f"Legacy memory stores {helpdesk} not possible 1 Read only." in page
+    assert (
+        "main.finance.finance_insights_memory not possible — "
+        "No access; ask finance-platform@contoso.com."
+    ) in page
+    assert "Conversations not possible" in page
+    assert "Ask agents-platform@contoso.com which others exist." in page
+    assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # listing them changed nothing
+
+
+def test_after_the_clear_the_heading_counts_what_was_erased_and_never_says_all(
+    carol: Client, legacy, fake
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    helpdesk = STORES["it-helpdesk"]
+    legacy.read_only.add(helpdesk)
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "ThinkPad")
+    legacy.unreachable["main.finance.finance_insights_memory"] = "finance-platform@contoso.com"
+    request_url = start(carol)
+    export(carol, request_url)
+
+    result = carol.get(clear(carol, request_url)["Location"])
+    text = page_text(result)
+
+    heading = re.search(r"<h1>(.*?)</h1>", result.content.decode(), re.S)[1]
+    assert "all" not in heading.casefold()
+    assert "partly cleared" in heading and "2 of 3 files in other systems" in heading
+    assert f"{TRAVEL} erased 2 of 2 erased" in text
+    assert f"{helpdesk} not possible 0 of 1 erased Read only." in text
+    assert "main.finance.finance_insights_memory not possible — No access; ask" in text
+    assert "/memories/devices.md" in legacy.files[(helpdesk, ALICE)]  # read-only: kept
+
+
+def test_the_heading_says_all_only_when_every_system_was_erased(
+    carol: Client, legacy, fake, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    # Only the sources the portal can erase in: agents' private notes never can be.
+    settings.PORTAL_MEMORY_SOURCES = ["memory_ui.sources.coreapi", "memory_ui.sources.legacy"]
+    # A source whose every row was erased (the real adapter always adds conversations).
+    erase = legacy.erase_subject
+    monkeypatch.setattr(
+        legacy,
+        "erase_subject",
+        lambda *args: Erasure(tuple(o for o in erase(*args).outcomes if o.target)),
+    )
+    request_url = start(carol)
+    export(carol, request_url)
+
+    result = carol.get(clear(carol, request_url)["Location"]).content.decode()
+
+    heading = re.search(r"<h1>(.*?)</h1>", result, re.S)[1]
+    assert re.search(r"all cleared: \d+ memor(y|ies), 2 files in other systems", heading)
+
+
 def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
     carol: Client, legacy, fake
 ) -> None:
     from tests.views.test_support import clear, export, start
 
     request_url = start(carol, scopes=["agent:travel-planner"])
+    before = page_text(carol.get(request_url))
+    assert "the other memory systems are not part of this request" in before
+    assert TRAVEL not in before and legacy.calls == []  # not even counted
     assert not [n for n in export(carol, request_url).namelist() if n.startswith("legacy/")]
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 
@@ -443,7 +520,7 @@ def test_support_export_without_the_stores_says_so_and_their_erasure_erases_noth
         patched.setattr(legacy, "export_items", unreachable)
         archive = export(carol, request_url)
     manifest = json.loads(archive.read("manifest.json"))
-    assert manifest["missing_sources"][0]["message"] == MISSING_MESSAGE
+    assert manifest["missing_sources"][0]["message"] == missing_message(registry.source("legacy"))
     assert manifest["files"] and not [n for n in archive.namelist() if n.startswith("legacy/")]
 
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
@@ -549,3 +626,81 @@ def test_list_errors_offer_try_again_only_where_it_can_help(
         assert response.status_code == failure.portal_status
         assert failure.default_message.replace("'", "&#x27;") in html
         assert (f'href="{again}" role="button" class="secondary">Try again' in html) is retry
+
+
+def test_a_refused_service_credential_says_so_and_never_offers_sign_in_again(
+    alice: Client, carol: Client, legacy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.views.test_support import start
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise LegacyUnauthorized()  # what the client raises on the stores' 401
+
+    for step in ("describe", "read_page", "read_item", "search", "plan_erasure", "delete_item"):
+        monkeypatch.setattr(legacy, step, refuse)
+    sentence = "The portal's own access to the legacy memory stores was refused; contact support."
+    pages = {
+        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
+        "stores page": alice.get(reverse("legacy_stores")),
+        "store page": alice.get(url("legacy_store")),
+        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
+        "move preview": alice.get(url("legacy_move", f"path={PREFS}")),
+        "search": alice.get(reverse("search"), {"q": "aisle"}),
+        "delete": alice.post(url("legacy_delete"), {"path": PREFS}, follow=True),
+        "deletion request": carol.get(start(carol)),
+    }
+
+    for name, response in pages.items():
+        text = page_text(response)
+        assert sentence in text, name
+        assert "Sign in again" not in text, name
+    for name in ("dashboard section", "store page", "file page"):
+        assert "Try again" not in page_text(pages[name]), name  # it would be refused again
+
+
+def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
+    alice: Client, legacy
+) -> None:
+    # The per-store privilege: the source can edit and delete, this store does not let the
+    # portal (no WRITE MEMORY STORE). The other store stays writable.
+    legacy.read_only.add(TRAVEL)
+    helpdesk = STORES["it-helpdesk"]
+    legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "Prefers aisle-side desks")
+    reason = READ_ONLY_REASON
+    read_only_note = "Read only: the portal may not change it."
+    change_urls = [url(name) for name in ("legacy_edit", "legacy_entry", "legacy_clear")]
+    change_urls += [url("legacy_delete"), url("legacy_undo")]
+
+    places = {
+        "store page": alice.get(url("legacy_store")),
+        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
+        "file opened in place": alice.get(
+            url("legacy_file", f"path={PREFS}"), headers={"HX-Request": "true"}
+        ),
+        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
+        "search hits": alice.get(reverse("search"), {"q": "aisle"}),
+    }
+
+    for name, response in places.items():
+        html = response.content.decode()
+        assert response.status_code == 200, name
+        assert not [u for u in change_urls if u in html], name  # no Edit, Delete, Clear, Undo
+        for offer in ("Edit", "Delete this file", "Clear this store", "to change it"):
+            assert offer not in page_text(response), (name, offer)
+    for name in ("store page", "file page"):
+        assert page_text(places[name]).count(reason) == 1, name  # one sentence, before a click
+    for name in ("dashboard section", "search hits"):
+        text = page_text(places[name])
+        assert text.count(read_only_note) == 1, name  # the travel store only
+    assert helpdesk in page_text(places["search hits"])  # the writable store's hit: no note
+
+    writable = page_text(
+        alice.get(reverse("legacy_file", args=[helpdesk]) + "?path=/memories/devices.md")
+    )
+    assert "Delete this file" in writable and "Edit the whole file" in writable
+    assert reason not in writable
+    calls = list(legacy.calls)
+    for change in change_urls:
+        assert alice.post(change, {"path": PREFS, "confirm": "clear"}).status_code == 403
+    assert legacy.calls == calls  # refused without asking the store
+    assert PREFS in legacy.files[(TRAVEL, ALICE)]

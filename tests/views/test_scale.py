@@ -230,7 +230,7 @@ def test_a_delete_on_a_memory_too_large_is_refused_before_it_is_sent(alice: Clie
     page = body(alice.get("/memory/agents/travel-planner?view=raw"))
     version = re.search(r'name="version" value="([^"]+)"', body(alice.get("/memory/user")))
     assert page and version
-    from memory_ui.sources.coreapi.operations import Version
+    from memory_ui.documents.versions import Version
 
     token = Version.of(fake._read("agent", fake.object_id("travel-planner"))).token()
     response = alice.post(

@@ -47,7 +47,9 @@ def secrets_of(fake: FakeCoreAPI) -> list[str]:
     return [ALICE, identity_for(ALICE).oid, *[a for a in agents if a]]
 
 
-def test_no_address_in_the_support_flow_names_the_user(carol: Client, fake: FakeCoreAPI):
+def test_no_address_in_the_support_flow_names_the_user(carol: Client, fake: FakeCoreAPI, settings):
+    # CoreAPI alone, so that the request clears everything it covers.
+    settings.PORTAL_MEMORY_SOURCES = ["memory_ui.sources.coreapi"]
     walk = Walk(carol)
     home = walk.go("get", "/support/")
     found = walk.go("post", walk.form(home, "/support/"), {"upn": ALICE})

@@ -20,6 +20,7 @@ from memory_ui.sources.legacy.types import (
     MemoryStore,
     Page,
     parse_store_agents,
+    parse_store_owners,
     scope_for,
 )
 from memory_ui.sources.protocol import Source
@@ -39,8 +40,16 @@ __all__ = [
     "MemoryStore",
     "Page",
     "parse_store_agents",
+    "parse_store_owners",
     "scope_for",
 ]
+
+
+# The stores service lists only the stores the portal may read: nothing tells it of others.
+OTHER_STORES = (
+    "Other legacy memory stores may keep memory about this person: the portal only knows "
+    "of those listed here. Ask {contact} which others exist."
+)
 
 
 def source() -> Source | None:
@@ -62,4 +71,7 @@ def source() -> Source | None:
         turned_down=True,
         steps=LegacySteps(),
         section="legacy_stores",
+        others_note=OTHER_STORES.format(
+            contact=settings.LEGACY_STORES_CONTACT or "the Databricks workspace's administrators"
+        ),
     )

@@ -65,9 +65,11 @@ READ_ONLY_REASON = (
     "read, downloaded and moved into CoreAPI, not changed here."
 )
 FORBIDDEN_REASON = "The portal may not change this store (it lacks WRITE MEMORY STORE)."
+NO_ACCESS_REASON = "The portal has no access"  # the store refuses it even a read
 GONE_REASON = "The store no longer exists."
 CHANGED_REASON = "Changed since the export; kept."
 CONVERSATIONS_REASON = "The legacy stores cannot list conversations by scope."
+CONVERSATIONS = Outcome(None, "conversations", "not possible", CONVERSATIONS_REASON)
 APPEND_PATH = "/memories/notes.md"  # where an append goes when the target has no item named
 
 
@@ -90,11 +92,17 @@ class LegacyBackend:
     capabilities = CAPABILITIES
 
     def __init__(
-        self, client: LegacyStoresClient, stores: Mapping[str, str], scope_template: str
+        self,
+        client: LegacyStoresClient,
+        stores: Mapping[str, str],
+        scope_template: str,
+        owners: Mapping[str, str] | None = None,
     ) -> None:
-        """`stores`: agent name -> store full name (settings.LEGACY_STORES_AGENTS)."""
+        """`stores`: agent name -> store full name (settings.LEGACY_STORES_AGENTS);
+        `owners`: every store the portal knows of -> whom to ask (LEGACY_STORES_KNOWN)."""
         self._client = client
         self._stores = dict(stores)
+        self._owners = dict(owners or {})
         self._scope_template = scope_template
         self._writable: dict[str, tuple[float, bool]] = {}  # store -> (expires, writable)
         self._writable_lock = threading.Lock()
@@ -111,6 +119,16 @@ class LegacyBackend:
     def configured_targets(self) -> list[Target]:
         """The configured stores, without asking them anything (no description)."""
         return [self._target(agent, full_name) for agent, full_name in self._stores.items()]
+
+    def unreachable_targets(self) -> list[Target]:
+        """The stores the portal knows of (LEGACY_STORES_KNOWN) but is not configured to
+        reach: an erasure names them, with whom to ask, without calling them."""
+        configured = set(self._stores.values())
+        return [self._target("", key) for key in self._owners if key not in configured]
+
+    def owner(self, target: Target) -> str:
+        """Whom to ask about the store ("" when nobody said)."""
+        return self._owners.get(target.key, "")
 
     # --- required ---------------------------------------------------------------------------
 
@@ -216,10 +234,6 @@ class LegacyBackend:
         scope = self._scope(subject)
         return [self._delete(target, scope, key, unchanged) for key in self._keys(target, scope)]
 
-    def item_keys(self, subject: Subject, target: Target) -> list[str]:
-        """Every file's path of the subject in the target (metadata only, page by page)."""
-        return self._keys(target, self._scope(subject))
-
     def _keys(self, target: Target, scope: str) -> list[str]:
         keys: list[str] = []
         cursor: str | None = None
@@ -239,30 +253,72 @@ class LegacyBackend:
             self._client.delete_entry(target.key, scope, key)
         except LegacyNotFound:
             return Outcome(target, key, "erased", "already gone")
+        except LegacyForbidden:
+            self.refused_write(target)
+            return Outcome(target, key, "not possible", FORBIDDEN_REASON)
         except LegacyStoreError as exc:
             return Outcome(target, key, "failed", exc.message)
         return Outcome(target, key, "erased")
 
+    def plan_erasure(self, subject: Subject) -> Erasure:
+        """What `erase_subject` would cover, changing nothing: a row per store the portal
+        knows of with the subject's files counted ("to erase", or "not possible" and why),
+        then conversations."""
+        scope = self._scope(subject)
+        rows = []
+        for target in self.configured_targets():
+            try:
+                keys = self._keys(target, scope)
+            except LegacyStoreError as exc:
+                rows.append(self._unlisted(target, exc))
+                continue
+            if self.writable(target):
+                rows.append(Outcome(target, target.key, "to erase", "", total=len(keys)))
+            else:
+                reason = f"{FORBIDDEN_REASON.removesuffix('.')}; {self._ask(target)}."
+                rows.append(Outcome(target, target.key, "not possible", reason, total=len(keys)))
+        return Erasure((*rows, *self._unreachable(), CONVERSATIONS))
+
     def erase_subject(self, subject: Subject, unchanged: Unchanged | None = None) -> Erasure:
         """Every file of the subject in every configured store (with `unchanged`: only the
-        files it accepts, as `clear_target`), then one row saying the conversations could
-        not be erased."""
+        files it accepts, as `clear_target`): a row per store, saying how many were erased
+        and what was left and why; a read-only store is not asked to delete. Then a row for
+        each store known but not reachable, with whom to ask, and one for conversations."""
+        scope = self._scope(subject)
         outcomes: list[Outcome] = []
         for target in self.configured_targets():
             try:
-                rows = self.clear_target(subject, target, unchanged)
-            except LegacyForbidden:
-                outcomes.append(Outcome(target, target.key, "not possible", FORBIDDEN_REASON))
-                continue
-            except LegacyNotFound:
-                outcomes.append(Outcome(target, target.key, "not possible", GONE_REASON))
-                continue
+                if self.writable(target):
+                    rows = self.clear_target(subject, target, unchanged)
+                else:
+                    rows = [
+                        Outcome(target, key, "not possible", FORBIDDEN_REASON)
+                        for key in self._keys(target, scope)
+                    ]
             except LegacyStoreError as exc:
-                outcomes.append(Outcome(target, target.key, "failed", exc.message))
+                outcomes.append(self._unlisted(target, exc))
                 continue
-            outcomes.append(_store_outcome(target, rows))
-        outcomes.append(Outcome(None, "conversations", "not possible", CONVERSATIONS_REASON))
-        return Erasure(tuple(outcomes))
+            outcomes.append(_store_outcome(target, rows, self._ask(target)))
+        return Erasure((*outcomes, *self._unreachable(), CONVERSATIONS))
+
+    def _ask(self, target: Target) -> str:
+        owner = self.owner(target)
+        return f"ask {owner}" if owner else "ask the store's owner"
+
+    def _no_access(self, target: Target) -> Outcome:
+        reason = f"{NO_ACCESS_REASON}; {self._ask(target)}."
+        return Outcome(target, target.key, "not possible", reason)
+
+    def _unlisted(self, target: Target, error: LegacyStoreError) -> Outcome:
+        """A store's row when its files could not even be listed."""
+        if isinstance(error, LegacyForbidden):  # no READ MEMORY STORE
+            return self._no_access(target)
+        if isinstance(error, LegacyNotFound):
+            return Outcome(target, target.key, "not possible", GONE_REASON)
+        return Outcome(target, target.key, "failed", error.message)
+
+    def _unreachable(self) -> list[Outcome]:
+        return [self._no_access(target) for target in self.unreachable_targets()]
 
     def export_items(self, subject: Subject, target: Target) -> list[Item]:
         """Every file of the subject in one store, with contents (one read per file)."""
@@ -286,15 +342,40 @@ def export_markdown(target: Target, items: list[Item]) -> str:
     return "".join(parts)
 
 
-def _store_outcome(target: Target, rows: list[Outcome]) -> Outcome:
-    """One store's row of an erasure, from its files' rows."""
-    kept = [row for row in rows if row.result != "erased"]
-    changed = sum(row.result == "changed" for row in rows)
-    reason = f"{len(rows)} files"
-    if changed:
-        reason += f"; {changed} changed since the export, kept: export again, then erase"
-    if not kept:
-        return Outcome(target, target.key, "erased", reason)
-    if changed == len(rows):
-        return Outcome(target, target.key, "changed", reason)
-    return Outcome(target, target.key, "partly", reason)
+def _store_outcome(target: Target, rows: list[Outcome], ask: str) -> Outcome:
+    """One store's row of an erasure, from its files' rows: "erased" only when nothing is
+    left; "partly" when some were, saying what was left and why; when none could be, "not
+    possible" (the portal may not change the store), "changed" (all changed since the
+    export) or "failed", saying why. `ask`: whom to ask about the store."""
+    total = len(rows)
+    erased = sum(row.result == "erased" for row in rows)
+    if erased == total:
+        reason = f"{_files(total)} erased." if total else "No files about this person."
+        return Outcome(target, target.key, "erased", reason, erased, total)
+    left = "; ".join(f"{count} left: {why}" for why, count in _left(rows, ask).items())
+    if erased:
+        reason = f"{erased} of {_files(total)} erased; {left}."
+        return Outcome(target, target.key, "partly", reason, erased, total)
+    kinds = {row.result for row in rows}
+    result = kinds.pop() if len(kinds) == 1 and kinds <= {"changed", "not possible"} else "failed"
+    return Outcome(target, target.key, result, f"None of {_files(total)} erased; {left}.", 0, total)
+
+
+def _left(rows: list[Outcome], ask: str) -> dict[str, int]:
+    """Why files were left in a store, each cause with how many it kept."""
+    causes: dict[str, int] = {}
+    for row in rows:
+        if row.result == "erased":
+            continue
+        if row.result == "changed":
+            why = "changed since the export, kept: export again, then erase"
+        else:  # not possible (the store refused the portal) or failed: the store's reason
+            reason = (row.reason or row.result).rstrip(".")
+            why = reason[:1].lower() + reason[1:]
+            why += f", {ask}" if row.result == "not possible" else ""
+        causes[why] = causes.get(why, 0) + 1
+    return causes
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"

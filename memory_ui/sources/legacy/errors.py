@@ -53,13 +53,16 @@ class LegacyBadRequest(LegacyStoreError):
     default_message = "The legacy memory store refused the change as invalid."
 
 
+REFUSED_MESSAGE = (
+    "The portal's own access to the legacy memory stores was refused; contact support."
+)
+
+
 class LegacyUnauthorized(LegacyStoreError):
     portal_status = 502  # the portal's own credentials: not something the user can fix
-    # Not "Sign in again" (CoreAPI's 401): the store refused the portal, not the person.
-    default_message = (
-        "The legacy memory store refused the portal's own credentials; signing in again will "
-        "not help. The portal's operators are alerted; contact support if it lasts."
-    )
+    # Never "Sign in again" (CoreAPI's 401): the stores refused the portal, not the person,
+    # who can only tell support (the client logs it at ERROR for the operators).
+    default_message = REFUSED_MESSAGE
 
 
 class LegacyForbidden(LegacyStoreError):

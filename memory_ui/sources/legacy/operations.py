@@ -11,6 +11,9 @@ ones (`legacy_store`). Every change, and every read support staff make for someo
 audited with source "legacy" (agent_name: the store's agent, agent_object_id: the store's
 full name; never a path or content). Failures are `LegacyStoreError`s, which carry a
 user-safe `message` and a `portal_status` like CoreAPI's errors.
+
+Over 400 lines: it is the one door to the stores, so that every step through it is seen
+to be audited; it is to be split when the source becomes its own package (issue 27).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from memory_ui.sources.legacy import (
     LegacyUnauthorized,
     LegacyUnavailable,
     parse_store_agents,
+    parse_store_owners,
 )
 from memory_ui.sources.legacy.adapter import (
     READ_ONLY_REASON,
@@ -128,7 +132,8 @@ def _backend() -> LegacyBackend:
     if client is None:
         raise LegacyStoreError("The legacy memory stores are not configured.")
     stores = parse_store_agents(settings.LEGACY_STORES_AGENTS)
-    return LegacyBackend(client, stores, settings.LEGACY_STORES_SCOPE_TEMPLATE)
+    owners = parse_store_owners(settings.LEGACY_STORES_KNOWN)
+    return LegacyBackend(client, stores, settings.LEGACY_STORES_SCOPE_TEMPLATE, owners)
 
 
 def reset_caches() -> None:
@@ -230,17 +235,6 @@ def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> P
     """One page of the actor's files in `store` (path, description, updated, has_text;
     no contents), in ONE entries-list call."""
     return _backend().read_page(subject_of(actor), store.target, page_token)
-
-
-def legacy_file_counts(actor: Actor) -> list[tuple[Store, int]]:
-    """How many files the actor's subject has in each store the portal may read (what a
-    deletion request covers, shown before it runs): metadata only, a few stores at a time."""
-    backend, subject = _backend(), subject_of(actor)
-
-    def counted(store: Store) -> tuple[Store, int]:
-        return store, len(backend.item_keys(subject, store.target))
-
-    return fan_out(counted, legacy_stores(actor))
 
 
 def legacy_file_read(actor: Actor, store: Store, path: str) -> Item:
@@ -349,8 +343,8 @@ def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
     the store (its reason says how many files, and how many failed)."""
     backend, subject = _backend(), subject_of(actor)
     rows = _audited(actor, Action.CLEAR, store, lambda: backend.clear_target(subject, store.target))
-    failed = [row for row in rows if row.result == "failed"]
-    error = LegacyStoreError(f"{len(failed)} of {len(rows)} files failed") if failed else None
+    kept = [row for row in rows if row.result != "erased"]  # failed, or refused (403)
+    error = LegacyStoreError(f"{len(kept)} of {len(rows)} files not deleted") if kept else None
     _audit(actor, Action.CLEAR, store, error=error, reason=f"{len(rows)} files")
     return rows
 
@@ -384,6 +378,14 @@ def legacy_export_all(actor: Actor) -> list[ExportFile]:
         versions = {item.key: file_version(item).token() for item in items}
         files.append(ExportFile(f"legacy-{store.key}.md", text, store.key, versions))
     return files
+
+
+def legacy_erasure_plan(actor: Actor) -> Erasure:
+    """What `legacy_erase_subject` would cover, changing nothing (it reads no contents)."""
+    try:
+        return _backend().plan_erasure(subject_of(actor))
+    except LegacyStoreError as exc:  # a subject whose scope the portal cannot make
+        return Erasure((Outcome(None, "stores", "not possible", exc.message),))
 
 
 def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]] | None) -> Erasure:

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from memory_ui.identity import Actor
 from memory_ui.sources.legacy import operations
-from memory_ui.sources.protocol import Covered, Erasure, Exported, ExportedFile, Unreachable
+from memory_ui.sources.protocol import Erasure, Exported, ExportedFile
 
 
 class LegacySteps:
-    def coverage(self, actor: Actor) -> list[Covered]:
-        return [
-            Covered(store.title, count, "file")
-            for store, count in operations.legacy_file_counts(actor)
-        ]
+    def plan(self, actor: Actor) -> Erasure:
+        return operations.legacy_erasure_plan(actor)
 
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         return [
@@ -24,6 +21,3 @@ class LegacySteps:
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
         return operations.legacy_erase_subject(actor, exported)
-
-    def unreachable(self) -> list[Unreachable]:
-        return []

@@ -151,3 +151,20 @@ def parse_store_agents(raw: str) -> dict[str, str]:
         if not isinstance(store, str) or not FULL_NAME.fullmatch(store):
             raise ValueError(f"agent {agent!r}: {store!r} is not a catalog.schema.store name")
     return dict(data)
+
+
+def parse_store_owners(raw: str) -> dict[str, str]:
+    """Whom to ask about a store the portal knows of: a JSON object of store full name ->
+    owner (LEGACY_STORES_KNOWN). Raises ValueError when it is anything else."""
+    try:
+        data = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError("must be a JSON object of store full name -> owner")
+    for store, owner in data.items():
+        if not FULL_NAME.fullmatch(store):
+            raise ValueError(f"{store!r} is not a catalog.schema.store name")
+        if not isinstance(owner, str) or not owner.strip():
+            raise ValueError(f"store {store!r}: the owner must be a name or an address")
+    return {store: owner.strip() for store, owner in data.items()}

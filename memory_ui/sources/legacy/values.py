@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 from memory_ui.documents import content_hash
 from memory_ui.documents.versions import Version
 from memory_ui.sources.legacy import LegacyBadRequest
+from memory_ui.sources.legacy.errors import REFUSED_MESSAGE
 from memory_ui.sources.protocol import Item
 
 if TYPE_CHECKING:
     from memory_ui.sources.legacy.operations import Store
 
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
-NO_TOKEN = (
-    "The portal could not get its own credentials for the legacy memory stores; signing in "
-    "again will not help. The portal's operators are alerted; contact support if it lasts."
-)
+# The sign-in service refused the portal a token for the stores: the same refusal to the
+# person as the stores refusing its token (errors.LegacyUnauthorized).
+NO_TOKEN = REFUSED_MESSAGE
 NOT_EXPORTED = (
     "Their files were not in the request's export, so nothing was erased there: download "
     "the export again, then clear."

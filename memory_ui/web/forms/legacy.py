@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from memory_ui.sources.coreapi.operations import Version
+from memory_ui.documents.versions import Version
 from memory_ui.web.forms.confirm import PhraseConfirmation
 from memory_ui.web.forms.fields import MAX_EDIT_BYTES
 

@@ -8,10 +8,10 @@ from django import forms
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest
 
+from memory_ui.documents.versions import Version
 from memory_ui.memory import uploads
 from memory_ui.memory.archive import ArchiveLimits, ParsedArchive, read_archive
 from memory_ui.memory.uploads import ImportText, UploadRefused
-from memory_ui.sources.coreapi.operations import Version
 from memory_ui.web.forms.changes import SubmissionMixin
 from memory_ui.web.forms.confirm import CheckboxConfirmation
 from memory_ui.web.forms.fields import (

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from django.contrib.sessions.backends.base import SessionBase
 
+from memory_ui.documents.versions import Version
 from memory_ui.memory.batch import Deleted
-from memory_ui.sources.coreapi.operations import Version
 from memory_ui.web.stores.kept import drop, keep, kept
 from memory_ui.web.stores.undo import UNDO_MAX_BYTES, UNDO_SECONDS
 

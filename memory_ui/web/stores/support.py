@@ -57,10 +57,12 @@ class DeletionRequest:
     exported_at: str = ""
     cleared_at: str = ""
     outcomes: list[Outcome] = field(default_factory=list)
-    # Other sources' rows (web.legacy_erasure): source, target, result, reason.
+    # Other sources' rows (memory.everything): source, target, result, reason, and how
+    # many items were erased of how many (total None: not known).
     other_sources: list[dict[str, Any]] = field(default_factory=list)
-    # The legacy files the export handed over (store -> path -> version; None: not exported).
-    legacy_exported: dict[str, dict[str, str]] | None = None
+    # What the export handed over of each other source (source -> target -> item ->
+    # version; a source's None: not exported).
+    others_exported: dict[str, dict[str, dict[str, str]] | None] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -72,13 +74,30 @@ class DeletionRequest:
 
     @property
     def headline(self) -> str:
-        """What the clear did, from the outcomes below it (the result page's heading)."""
+        """What the clear did, from the rows below it (the result page's heading): what was
+        really erased, and never "all" while any memory, file or system is left."""
         cleared = sum(o.status == "cleared" for o in self.outcomes)
-        if self.outcomes and cleared == len(self.outcomes):
-            return "Cleared" if cleared == 1 else f"All {cleared} cleared"
-        if cleared:
-            return f"Partly cleared: {cleared} of {len(self.outcomes)}"
-        return "Nothing was cleared"
+        if not self.other_sources:
+            if self.outcomes and cleared == len(self.outcomes):
+                return "Cleared" if cleared == 1 else f"All {cleared} cleared"
+            if cleared:
+                return f"Partly cleared: {cleared} of {len(self.outcomes)}"
+            return "Nothing was cleared"
+        erased = sum(row.get("erased", 0) for row in self.other_sources)
+        found = sum(row.get("total") or 0 for row in self.other_sources)
+        left = cleared < len(self.outcomes) or any(
+            row["result"] != "erased" for row in self.other_sources
+        )
+        if not cleared and not erased:
+            return "Nothing was cleared"
+        if not left:
+            files = _counted(erased, "file", "files")
+            return (
+                f"All cleared: {_counted(cleared, 'memory', 'memories')}, {files} in other systems"
+            )
+        memories = f"{cleared} of {_counted(len(self.outcomes), 'memory', 'memories')}"
+        files = f"{erased} of {_counted(found, 'file', 'files')}" if found else "none"
+        return f"Partly cleared: {memories}, {files} in other systems; what is left is listed below"
 
     @property
     def retryable(self) -> list[str]:
@@ -100,6 +119,10 @@ class DeletionRequest:
                 "outcomes": [Outcome(**value) for value in raw["outcomes"]],
             }
         )
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _requests(session: SessionBase) -> dict[str, dict[str, Any]]:

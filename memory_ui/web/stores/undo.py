@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from django.contrib.sessions.backends.base import SessionBase
 
+from memory_ui.documents.versions import Version
 from memory_ui.sources.coreapi import Memory
-from memory_ui.sources.coreapi.operations import Version
 from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.stores.kept import drop, keep, kept
 

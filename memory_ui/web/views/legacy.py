@@ -230,6 +230,7 @@ def file(request: HtmxHttpRequest, key: str) -> HttpResponse:
         path, item = read_file(request, found)
     except LegacyStoreError as exc:
         context["error"] = exc
+        context["retry_url"] = retry_url(exc, request.get_full_path())
         status = exc.portal_status
     else:
         context.update(

@@ -31,6 +31,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.documents import content_hash
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
+from memory_ui.memory.everything import (
+    OthersExport,
+    others_erase,
+    others_export,
+    others_notes,
+    others_plan,
+)
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.coreapi.exports import memory_export_many
 from memory_ui.sources.coreapi.operations import (
@@ -45,7 +52,6 @@ from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
-from memory_ui.web.legacy_erasure import LegacyExport, legacy_archive_part, legacy_erasure_rows
 from memory_ui.web.stores.support import (
     DeletionRequest,
     Exported,
@@ -164,6 +170,8 @@ def _request_page(
 ) -> HttpResponse:
     record = handling.record
     loaded = memory_load_many(handling.actor, handling.targets)
+    # A request for every memory covers the other systems too: shown before the clear.
+    everything = record.everything
     context = {
         "upn": handling.upn,
         "subject": handling.user.subject,
@@ -175,6 +183,8 @@ def _request_page(
         or ClearRequestForm(upn=handling.upn, keys=[t.key for t in handling.targets]),
         "exported_at": _when(record.exported_at),
         "clear_nonce": nonce_issue(request.session, handling.upn, f"clear:{record.id}"),
+        "other_systems": others_plan(handling.actor) if everything else [],
+        "other_stores": " ".join(others_notes()),
     }
     return render(request, REQUEST_PAGE, context, status=status)
 
@@ -220,13 +230,13 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     record.exported, record.exported_at = exported, now.isoformat()
     # A request for every memory covers the other sources too (read before the first byte;
     # the versions handed over are what their erasure must still find).
-    legacy = legacy_archive_part(actor) if record.everything else LegacyExport()
-    record.legacy_exported = legacy.versions
+    others = others_export(actor) if record.everything else OthersExport()
+    record.others_exported = others.exported
     request_save(request.session, record)
-    if legacy.message:
-        messages.warning(request, legacy.message)
-    manifest = build_manifest(documents, handling.upn, now, legacy.files, legacy.missing)
-    stream = zip_stream(documents, manifest, now, legacy.files)
+    if others.message:
+        messages.warning(request, others.message)
+    manifest = build_manifest(documents, handling.upn, now, others.files, others.missing)
+    stream = zip_stream(documents, manifest, now, others.files)
     response = StreamingHttpResponse(stream, content_type="application/zip")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", f"memory-{handling.upn}-{record.ticket}")
     response["Content-Disposition"] = f'attachment; filename="{name}-{now:%Y-%m-%d}.zip"'
@@ -287,7 +297,7 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
     ]
     record.record_outcomes(outcomes, timezone.now().isoformat())
     if record.everything:
-        record.other_sources = legacy_erasure_rows(handling.actor, record.legacy_exported)
+        record.other_sources = others_erase(handling.actor, record.others_exported)
     request_save(request.session, record)
     return redirect("support_request_result", subject=handling.user.subject, request_id=record.id)
 
@@ -313,6 +323,7 @@ def support_request_result(request: HttpRequest, user: LookedUp, request_id: str
         "audit_url": f"{reverse('support_audit')}?{audit_query}",
         "retry_keys": record.retryable,
         "changed": [o for o in record.outcomes if o.status == "changed"],
+        "other_stores": " ".join(others_notes()) if record.everything else "",
     }
     if record.retryable:
         context["nonce"] = nonce_issue(request.session, looked_up, f"clear:{record.id}")
