@@ -21,6 +21,7 @@ from memory_ui.web.views import (
     restore,
     sensitive,
     signin,
+    sources,
     support_deletion,
     support_lookup,
     transfer,
@@ -128,6 +129,14 @@ urlpatterns = [
     path(f"{legacy_store}/undo", legacy_changes.undo, name="legacy_undo"),
     path(f"{legacy_store}/clear", legacy_changes.clear, name="legacy_clear"),
     path(f"{legacy_store}/move", legacy_move.move, name="legacy_move"),
+    # any other memory system with only its adapter (the registry's `Source.backend`)
+    path("memory/sources/<slug:name>/", sources.section, name="source_section"),
+    path("memory/sources/<slug:name>/target", sources.target, name="source_target"),
+    path("memory/sources/<slug:name>/edit", sources.edit, name="source_edit"),
+    path("memory/sources/<slug:name>/delete", sources.delete, name="source_delete"),
+    path("memory/sources/<slug:name>/undo", sources.undo, name="source_undo"),
+    path("memory/sources/<slug:name>/clear", sources.clear, name="source_clear"),
+    path("memory/sources/<slug:name>/export", sources.export, name="source_export"),
     # search across every memory
     path("search", search_views.search, name="search"),
     path("whats-new", news.whats_new_page, name="whats_new"),

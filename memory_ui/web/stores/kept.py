@@ -1,6 +1,6 @@
 """Records kept in the session for a short while, a few at a time, each behind a random
 token: a form carries the token, never what the record holds (it would reach logs in a
-URL). Undo's copies are kept so (`undo`, `legacy_undo`, `batch_undo`)."""
+URL). Undo's copies are kept so (`undo`, `item_undo`, `batch_undo`)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ from memory_ui.web.legacy_pages import (
     store_or_404,
     store_url,
 )
-from memory_ui.web.stores.legacy_undo import legacy_undo_label
+from memory_ui.web.stores.item_undo import item_undo_label
 
 # Failures a list offers to try again: the stores did not answer (in time), were busy, or
 # answered something unreadable. A refusal (of the portal's own credentials, a privilege)
@@ -197,7 +197,7 @@ def store(request: HtmxHttpRequest, key: str) -> HttpResponse:
     if undo:
         # After a delete: the notice names the file from the session, never from the URL.
         context["undo"] = undo
-        context["undo_label"] = legacy_undo_label(request.session, undo, found.key)
+        context["undo_label"] = item_undo_label(request.session, undo, found.key)
     status = 200
     try:
         page: Page = legacy_ops.legacy_files(user_actor(request), found, cursor)

@@ -47,10 +47,10 @@ from memory_ui.web.legacy_pages import (
     store_action,
     store_url,
 )
-from memory_ui.web.stores.legacy_undo import (
-    legacy_undo_forget,
-    legacy_undo_remember,
-    legacy_undo_take,
+from memory_ui.web.stores.item_undo import (
+    item_undo_forget,
+    item_undo_remember,
+    item_undo_take,
 )
 
 
@@ -206,7 +206,7 @@ def delete(request: HtmxHttpRequest, found: Store) -> HttpResponse:
         return redirect_to(request, file_url(found, path))
     token = None
     if found.allows(Capability.RESTORE_ITEM):
-        token = legacy_undo_remember(request.session, found.key, before)
+        token = item_undo_remember(request.session, found.key, before)
     if token is None:
         messages.success(request, f"Deleted {path}.")
         return redirect_to(request, store_url(found))
@@ -220,14 +220,14 @@ def undo(request: HtmxHttpRequest, found: Store) -> HttpResponse:
     """Undo of a delete: the same path re-created with the old contents and description;
     refused (nothing overwritten) when something was written there meanwhile."""
     form = LegacyUndoForm(request.POST)
-    kept = legacy_undo_take(request.session, form.data.get("undo", ""), found.key)
+    kept = item_undo_take(request.session, form.data.get("undo", ""), found.key)
     if not form.is_valid() or kept is None:
         messages.error(request, "That delete can no longer be undone.")
         return redirect_to(request, store_url(found))
     try:
         legacy_ops.legacy_file_restore(user_actor(request), found, kept)
     except LegacyConflict:
-        legacy_undo_forget(request.session, form.cleaned_data["undo"])
+        item_undo_forget(request.session, form.cleaned_data["undo"])
         messages.error(
             request, f"Not restored: a file was written at {kept.key} meanwhile; it was kept."
         )
@@ -235,7 +235,7 @@ def undo(request: HtmxHttpRequest, found: Store) -> HttpResponse:
     except LegacyStoreError as exc:
         messages.error(request, f"Not restored. {exc.message}")
         return redirect_to(request, f"{store_url(found)}?{urlencode({'undo': form.data['undo']})}")
-    legacy_undo_forget(request.session, form.cleaned_data["undo"])
+    item_undo_forget(request.session, form.cleaned_data["undo"])
     messages.success(request, f"Restored {kept.key}.")
     return redirect_to(request, file_url(found, kept.key))
 

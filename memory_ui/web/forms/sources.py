@@ -1,0 +1,42 @@
+"""Input for the generic source pages (`views.sources`): which target and item, an item's
+new text, Undo of a delete, and the typed confirmation of a clear. The source is in the URL
+and looked up in the registry; a target key is looked up among the person's own targets, and
+an item key is the source's to check, so neither is trusted here beyond its shape."""
+
+from __future__ import annotations
+
+from django import forms
+
+from memory_ui.web.forms.confirm import PhraseConfirmation
+from memory_ui.web.forms.fields import MAX_EDIT_BYTES
+
+MAX_KEY = 1024
+SOURCE_CLEAR_PHRASE = "clear"
+
+
+class SourceTargetForm(forms.Form):
+    target = forms.CharField(max_length=MAX_KEY, strip=False)
+
+
+class SourceItemForm(SourceTargetForm):
+    item = forms.CharField(max_length=MAX_KEY, strip=False)
+
+
+class SourceEditForm(SourceItemForm):
+    text = forms.CharField(
+        label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 8})
+    )
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data["text"]
+        if len(text.encode()) > MAX_EDIT_BYTES:
+            raise forms.ValidationError("That is more text than one item may hold here.")
+        return text
+
+
+class SourceUndoForm(SourceTargetForm):
+    undo = forms.CharField(max_length=100)
+
+
+class SourceClearForm(PhraseConfirmation, SourceTargetForm):
+    PHRASE = SOURCE_CLEAR_PHRASE
