@@ -1,9 +1,10 @@
 """alice signs in through the IdP picker in Chromium and sees all three agents' memory."""
 
 import re
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import check_accessibility, sign_in_as
 
@@ -83,21 +84,12 @@ def test_the_header_keeps_who_and_sign_out_together_and_folds_on_a_phone(page: P
     check_accessibility(page, "the header's menu open")
 
 
-def test_the_phone_menu_works_without_javascript(browser: Browser, live_portal: str):
-    context = browser.new_context(
-        java_script_enabled=False,
-        ignore_https_errors=True,
-        base_url=live_portal,
-        viewport={"width": 390, "height": 800},
-    )
-    try:
-        page = context.new_page()
-        sign_in_as(page, "Alice Example")
-        sign_out = page.get_by_role("button", name="Sign out")
-        expect(sign_out).to_be_hidden()
-        page.get_by_text("Menu", exact=True).click()
-        expect(sign_out).to_be_visible()
-        page.get_by_role("link", name="Activity").click()
-        expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("activity", re.I))
-    finally:
-        context.close()
+def test_the_phone_menu_works_without_javascript(new_page: Callable[..., Page]):
+    page = new_page(java_script_enabled=False, viewport={"width": 390, "height": 800})
+    sign_in_as(page, "Alice Example")
+    sign_out = page.get_by_role("button", name="Sign out")
+    expect(sign_out).to_be_hidden()
+    page.get_by_text("Menu", exact=True).click()
+    expect(sign_out).to_be_visible()
+    page.get_by_role("link", name="Activity").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("activity", re.I))
