@@ -81,6 +81,24 @@ def test_alice_ticks_a_search_result_then_takes_every_match(page: Page):
     expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
 
 
+def test_cancel_on_a_preview_from_search_goes_back_to_the_results(page: Page):
+    sign_in_as(page, "Alice Example", "/search?q=prefers")
+    page.get_by_role("checkbox", name=re.compile("Select this entry of Travel Planner")).check()
+    page.get_by_role("button", name="Review selected…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()
+    expect(page).to_have_url(re.compile(r"/search\?q=prefers$"))
+    expect(page.locator("#search-summary")).to_have_text("2 matches in 2 memories.")
+
+    # Results the typing brought (htmx): Cancel goes back to those.
+    page.get_by_role("searchbox", name="Text").fill("aisle")
+    page.get_by_role("button", name="Select all 1 matching…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()
+    expect(page).to_have_url(re.compile(r"/search\?q=aisle(&|$)"))
+    expect(page.locator("#search-summary")).to_have_text("1 match in 1 memory.")
+
+
 def test_ticking_deleting_and_undoing_work_without_javascript(new_page: Callable[..., Page]):
     page = new_page(java_script_enabled=False)
     sign_in_as(page, "Alice Example")
