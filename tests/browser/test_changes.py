@@ -181,9 +181,15 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     text.press("Escape")
     expect(text).to_have_value(re.compile(r"Moved to March\.$"))
     assert asked == ["Discard your changes to this entry?"]
-    page.get_by_role("button", name="Save").click()
+    # Saved, the entry is back in its place, changed, and has the focus (not the page).
+    page.get_by_role("button", name="Save").press("Enter")
     expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
     expect(text).to_have_count(0)
+    expect(page.locator("#entry-1")).to_be_focused()
+    expect(page.locator("#toasts")).to_contain_text("Saved the entry.")
+    check_accessibility(page, "an entry saved in place")
+    page.keyboard.press("Tab")  # on through the saved entry's own controls
+    expect(page.locator("#entry-1").locator(":focus")).to_have_count(1)
     page.reload()
     expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
 
