@@ -77,6 +77,19 @@ def into_change_panel(request: HtmxHttpRequest, response: HttpResponse) -> HttpR
     return response
 
 
+def replacing(request: HtmxHttpRequest, response: HttpResponse, selector: str) -> HttpResponse:
+    """For htmx: the answer replaces `selector` (outerHTML), not the request's own target."""
+    if request.htmx:
+        reswap(retarget(response, selector), "outerHTML")
+    return response
+
+
+def into_memory_content(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
+    """A change made in an entry's place (its editor, its move panel) whose answer is the
+    memory as it now is: it replaces #memory-content, not the entry's place."""
+    return replacing(request, response, "#memory-content")
+
+
 def as_whole_page(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
     """A whole page answering an htmx form: it replaces the page's main content."""
     if request.htmx:

@@ -127,15 +127,22 @@ def memory_context(
 
 
 def memory_page(
-    request: HtmxHttpRequest, loaded: Loaded, *, status: int = 200, **extra: object
+    request: HtmxHttpRequest,
+    loaded: Loaded,
+    *,
+    status: int = 200,
+    at_entry: int | None = None,
+    **extra: object,
 ) -> HttpResponse:
     """The memory page, or for htmx its #memory-content fragment, or for "Show more" the
-    next entries only."""
+    next entries only. `at_entry`: the page holding that entry, whatever the request asked
+    (after a change made in the entry's place)."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
     visit = visit_of(signed_in(request).oid, loaded.key)
     new = frozenset(e.index for e in marked_new(loaded, visit))
-    context = {**memory_context(loaded, **ViewForm.chosen(request.GET), new=new), **extra}
+    shown = ViewForm.chosen(request.GET if at_entry is None else {"entry": at_entry})
+    context = {**memory_context(loaded, **shown, new=new), **extra}
     undo = request.GET.get("undo", "")
     if undo and "undo_label" not in extra:
         # After a delete without JavaScript: the notice names what went, from the session

@@ -7,6 +7,7 @@ import re
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from axe_playwright_python.base import AXE_SCRIPT, AxeResults
@@ -16,6 +17,7 @@ from playwright.sync_api import (
     ConsoleMessage,
     Locator,
     Page,
+    WebError,
     expect,
     sync_playwright,
 )
@@ -57,6 +59,9 @@ def browser() -> Iterator[Browser]:
 
 @dataclass
 class ConsoleWatch:
+    """Every console error and warning of one browser context (each of its pages), and
+    every script error: what fails the test."""
+
     problems: list[str] = field(default_factory=list)
     # HTTP statuses a test provokes on purpose (a refused form answers 400); Chromium logs
     # each such answer to an htmx request as a console error.
@@ -70,6 +75,23 @@ class ConsoleWatch:
         if failed and int(failed.group(1)) in self.expected_statuses:
             return
         self.problems.append(f"{message.type}: {message.text} ({message.location.get('url')})")
+
+    def on_web_error(self, error: WebError) -> None:
+        self.problems.append(f"pageerror: {error.error}")
+
+
+# Chromium's console line for a CSP violation names neither the directive nor where in the
+# script it happened; the page's own securitypolicyviolation event does (an inline style
+# blocked as `style-src-attr` at htmx-2.min.js:1:10373, say). Injected by Playwright before
+# any page script, so the page's CSP does not apply to it; it logs a console error, which
+# the watch then reports.
+_CSP_REPORTER = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  console.error(`CSP violation: ${event.effectiveDirective} blocked ${event.blockedURI}` +
+    ` at ${event.sourceFile || event.documentURI}:${event.lineNumber}:${event.columnNumber}` +
+    (event.sample.trim() ? ` (${event.sample.trim()})` : ""));
+}, true);
+"""
 
 
 # Chromium's line for a failed resource and htmx's own for an error answer it swaps in.
@@ -105,18 +127,21 @@ def live_portal(
 
 
 @pytest.fixture
-def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[[], Page]]:
+def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[..., Page]]:
     """Pages in separate browser contexts (separate people); each fails the test on any
-    console error or CSP violation."""
+    console error or CSP violation, with or without JavaScript (`java_script_enabled=False`
+    and other options go to the context: an inline style in a page is a console error there
+    too)."""
     contexts: list[tuple[BrowserContext, ConsoleWatch]] = []
 
-    def make() -> Page:
+    def make(**options: Any) -> Page:
         # The IdP's certificate comes from the devstack's own CA, which Chromium doesn't know.
-        context = browser.new_context(ignore_https_errors=True, base_url=live_portal)
+        context = browser.new_context(ignore_https_errors=True, base_url=live_portal, **options)
         watch = ConsoleWatch()
+        context.add_init_script(_CSP_REPORTER)
+        context.on("console", watch.on_console)
+        context.on("weberror", watch.on_web_error)
         page = context.new_page()
-        page.on("console", watch.on_console)
-        page.on("pageerror", lambda error: watch.problems.append(f"pageerror: {error}"))
         page.set_default_timeout(DEADLINE_MS)
         _WATCHES[page] = watch
         contexts.append((context, watch))
@@ -129,8 +154,16 @@ def new_page(browser: Browser, live_portal: str) -> Iterator[Callable[[], Page]]
     assert problems == [], "\n".join(problems)
 
 
+def expect_clean_console(page: Page) -> None:
+    """No console error, warning or script error so far (each fails the test at its end
+    anyway): for a test to fail at the step that caused one, reported there only."""
+    watch = _WATCHES[page]
+    problems, watch.problems = watch.problems, []
+    assert problems == [], "\n".join(problems)
+
+
 @pytest.fixture
-def page(new_page: Callable[[], Page]) -> Page:
+def page(new_page: Callable[..., Page]) -> Page:
     return new_page()
 
 

@@ -3,11 +3,12 @@ to a preview, one confirmation and one Undo, checked with axe on the selection, 
 preview and the result; the live "N selected" count; and all of it without JavaScript."""
 
 import re
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.conftest import check_accessibility, expect_statuses, sign_in_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
@@ -112,29 +113,40 @@ def test_alice_ticks_a_search_result_then_takes_every_match(page: Page):
     expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
 
 
-def test_ticking_deleting_and_undoing_work_without_javascript(browser: Browser, live_portal: str):
-    context = browser.new_context(
-        java_script_enabled=False, ignore_https_errors=True, base_url=live_portal
-    )
-    try:
-        page = context.new_page()
-        sign_in_as(page, "Alice Example")
-        page.goto("/memory/user")
-        page.get_by_role("checkbox", name="Select entry 1: User introduced herself").check()
-        page.get_by_role("button", name="Review selected…").click()
-        expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
-        page.get_by_role("button", name="Delete 1 entry").click()
-        expect(page.get_by_role("heading", name="Deleted 1 entry")).to_be_visible()
-        page.get_by_role("button", name="Undo").click()
-        expect(page.locator(".batch-results")).to_contain_text("restored 1 entry.")
+def test_cancel_on_a_preview_from_search_goes_back_to_the_results(page: Page):
+    sign_in_as(page, "Alice Example", "/search?q=prefers")
+    page.get_by_role("checkbox", name=re.compile("Select this entry of Travel Planner")).check()
+    page.get_by_role("button", name="Review selected…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()
+    expect(page).to_have_url(re.compile(r"/search\?q=prefers$"))
+    expect(page.locator("#search-summary")).to_have_text("2 matches in 2 memories.")
 
-        page.goto("/search?q=prefers")
-        page.get_by_role("button", name="Select all 2 matching…").click()
-        expect(
-            page.get_by_role("heading", name="Delete 2 entries from 2 memories?")
-        ).to_be_visible()
-        page.goto("/search?q=prefers")
-        page.get_by_role("button", name="Review selected…").click()  # nothing ticked
-        expect(page.locator("#toasts")).to_contain_text("Nothing is chosen")
-    finally:
-        context.close()
+    # Results the typing brought (htmx): Cancel goes back to those.
+    page.get_by_role("searchbox", name="Text").fill("aisle")
+    page.get_by_role("button", name="Select all 1 matching…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()
+    expect(page).to_have_url(re.compile(r"/search\?q=aisle(&|$)"))
+    expect(page.locator("#search-summary")).to_have_text("1 match in 1 memory.")
+
+
+def test_ticking_deleting_and_undoing_work_without_javascript(new_page: Callable[..., Page]):
+    page = new_page(java_script_enabled=False)
+    sign_in_as(page, "Alice Example")
+    page.goto("/memory/user")
+    page.get_by_role("checkbox", name="Select entry 1: User introduced herself").check()
+    page.get_by_role("button", name="Review selected…").click()
+    expect(page.get_by_role("heading", name="Delete 1 entry from 1 memory?")).to_be_visible()
+    page.get_by_role("button", name="Delete 1 entry").click()
+    expect(page.get_by_role("heading", name="Deleted 1 entry")).to_be_visible()
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator(".batch-results")).to_contain_text("restored 1 entry.")
+
+    page.goto("/search?q=prefers")
+    page.get_by_role("button", name="Select all 2 matching…").click()
+    expect(page.get_by_role("heading", name="Delete 2 entries from 2 memories?")).to_be_visible()
+    page.goto("/search?q=prefers")
+    expect_statuses(page, 400)  # nothing ticked: the selection page again, refused
+    page.get_by_role("button", name="Review selected…").click()
+    expect(page.locator("#toasts")).to_contain_text("Nothing is chosen")

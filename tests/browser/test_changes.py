@@ -12,6 +12,7 @@ from memory_ui.models import MemoryVisit
 from tests.browser.conftest import (
     check_accessibility,
     expect_changed,
+    expect_clean_console,
     expect_statuses,
     sign_in_as,
 )
@@ -180,11 +181,41 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     text.press("Escape")
     expect(text).to_have_value(re.compile(r"Moved to March\.$"))
     assert asked == ["Discard your changes to this entry?"]
-    page.get_by_role("button", name="Save").click()
+    # Saved, the entry is back in its place, changed, and has the focus (not the page).
+    page.get_by_role("button", name="Save").press("Enter")
     expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
     expect(text).to_have_count(0)
+    expect(page.locator("#entry-1")).to_be_focused()
+    expect(page.locator("#toasts")).to_contain_text("Saved the entry.")
+    check_accessibility(page, "an entry saved in place")
+    page.keyboard.press("Tab")  # on through the saved entry's own controls
+    expect(page.locator("#entry-1").locator(":focus")).to_have_count(1)
     page.reload()
     expect(page.locator("#entry-1")).to_contain_text("Moved to March.")
+
+
+def test_a_resized_editor_previews_without_a_csp_error(page: Page):
+    # Dragging a text field's corner gives it an inline style; htmx used to copy that onto
+    # the editor's next version in the swap (its settle), which the CSP refused: "Applying
+    # inline style violates … style-src 'self'" after Enter on Preview.
+    sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
+    page.get_by_role("button", name="Edit entry 2: Upcoming trip").click()
+    text = page.get_by_role("textbox", name="Text")
+    expect(text).to_be_focused()
+    box = text.bounding_box()
+    corner = (box["x"] + box["width"] - 3, box["y"] + box["height"] - 3)
+    page.mouse.move(*corner)
+    page.mouse.down()
+    page.mouse.move(corner[0], corner[1] + 120, steps=5)
+    page.mouse.up()
+    assert text.get_attribute("style"), "the drag did not resize the field"
+
+    text.press("End")
+    page.keyboard.type(" Moved to March.")
+    page.get_by_role("button", name="Preview").press("Enter")
+    expect(page.locator("li.entry-editing[data-given-back]")).to_have_count(1)
+    expect(page.locator("#edit-preview")).to_contain_text("Moved to March.")
+    expect_clean_console(page)
 
 
 def scripted_dialogs(page: Page) -> tuple[list[str], list[bool]]:

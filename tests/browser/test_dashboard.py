@@ -1,11 +1,15 @@
 """alice signs in through the IdP picker in Chromium and sees all three agents' memory."""
 
 import re
+from collections.abc import Callable, Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
-from tests.browser.conftest import check_accessibility, sign_in_as
+from devstack.serve import RunningServer
+from memory_ui.sources.legacy import operations as legacy_ops
+from tests.browser.conftest import check_accessibility, expect_statuses, sign_in_as
+from tests.integration.conftest import _reset_portal_caches
 
 pytestmark = pytest.mark.browser
 
@@ -83,21 +87,88 @@ def test_the_header_keeps_who_and_sign_out_together_and_folds_on_a_phone(page: P
     check_accessibility(page, "the header's menu open")
 
 
-def test_the_phone_menu_works_without_javascript(browser: Browser, live_portal: str):
-    context = browser.new_context(
-        java_script_enabled=False,
-        ignore_https_errors=True,
-        base_url=live_portal,
-        viewport={"width": 390, "height": 800},
-    )
-    try:
-        page = context.new_page()
-        sign_in_as(page, "Alice Example")
-        sign_out = page.get_by_role("button", name="Sign out")
-        expect(sign_out).to_be_hidden()
-        page.get_by_text("Menu", exact=True).click()
-        expect(sign_out).to_be_visible()
-        page.get_by_role("link", name="Activity").click()
-        expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("activity", re.I))
-    finally:
-        context.close()
+def test_the_phone_menu_works_without_javascript(new_page: Callable[..., Page]):
+    page = new_page(java_script_enabled=False, viewport={"width": 390, "height": 800})
+    sign_in_as(page, "Alice Example")
+    sign_out = page.get_by_role("button", name="Sign out")
+    expect(sign_out).to_be_hidden()
+    page.get_by_text("Menu", exact=True).click()
+    expect(sign_out).to_be_visible()
+    page.get_by_role("link", name="Activity").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("activity", re.I))
+
+
+@pytest.fixture
+def legacy_on(live_portal: str, settings, legacy: RunningServer) -> Iterator[str]:
+    """The dashboard with its legacy section (the session's store emulator: read only)."""
+    settings.LEGACY_STORES_BASE_URL = legacy.url
+    legacy_ops.reset_caches()
+    yield live_portal
+    legacy_ops.reset_caches()
+
+
+def held(page: Page, pattern: str) -> list[Route]:
+    """Requests to URLs matching `pattern` wait, unanswered, until the test lets each go on."""
+    routes: list[Route] = []
+    page.route(re.compile(pattern), lambda route: routes.append(route))
+    return routes
+
+
+def wait_for(page: Page, routes: list[Route]) -> Route:
+    """The first request `held` keeps, once the page has sent it."""
+    for _ in range(300):
+        if routes:
+            return routes[0]
+        page.wait_for_timeout(50)
+    raise AssertionError("the page never sent the request")
+
+
+def tab_to(page: Page, target: Locator, most: int = 40) -> None:
+    """Tab from where focus is until `target` has it."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        if target.evaluate("element => element === document.activeElement"):
+            return
+    raise AssertionError(f"{most} Tabs never reached {target}")
+
+
+def test_tabbing_into_agent_cards_while_they_load_keeps_focus_there(legacy_on: str, page: Page):
+    # Tab scrolls the agent cards into view, which starts loading them; the answer replaces
+    # the cards the user is tabbing through. It once dropped focus onto the page, and the
+    # legacy section loading next took it to its heading: the next Tab skipped the cards.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/legacy$")
+    sign_in_as(page, "Alice Example")
+    travel = page.locator("#card-agent-travel-planner")
+    title = travel.get_by_role("link", name="Travel Planner", exact=True)
+    tab_to(page, title)
+    expect(travel).to_have_attribute("aria-busy", "true")
+
+    wait_for(page, cards).continue_()
+    expect(travel).to_have_attribute("aria-busy", "false")
+    wait_for(page, stores).continue_()
+    expect(page.locator("#legacy-stores")).to_have_attribute("aria-busy", "false")
+    expect(title).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(travel.get_by_role("link", name="Open", exact=True)).to_be_focused()
+
+
+def test_focus_stays_with_agent_cards_that_fail_to_load(legacy_on: str, page: Page, settings):
+    # The batch answers an error in place of the cards the user is tabbing through: focus
+    # goes to what replaced them, not to the legacy section that loads after it.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/legacy$")
+    sign_in_as(page, "Alice Example")
+    tab_to(page, page.locator("#card-agent-travel-planner").get_by_role("link"))
+    settings.COREAPI_BASE_URL = "https://127.0.0.1:9"  # nothing listens: the agents fail
+    _reset_portal_caches()
+    expect_statuses(page, 502, 503, 504)
+
+    wait_for(page, cards).continue_()
+    failed = page.locator(".card-batch")
+    expect(failed).to_contain_text("We couldn't load these cards.")
+    wait_for(page, stores).continue_()
+    expect(page.locator("#legacy-stores")).to_have_attribute("aria-busy", "false")
+    expect(failed).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(failed.get_by_role("button", name="Reload")).to_be_focused()

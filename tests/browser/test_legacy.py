@@ -56,7 +56,13 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     check_accessibility(page, "a legacy file")
 
     page.get_by_role("link", name=re.compile(r"^Edit line 1$")).click()
-    page.get_by_label("New text of this entry").fill("- Time zone: Central European Time.")
+    # The page starts in its field; its note on the version check says one thing.
+    line = page.get_by_label("New text of this entry")
+    expect(line).to_be_focused()
+    note = page.locator(".legacy-missing")
+    expect(note).to_have_text(re.compile(r"^The legacy memory stores have no version check of"))
+    expect(note).to_contain_text("saves only if it is still as you opened it")
+    line.fill("- Time zone: Central European Time.")
     page.get_by_role("button", name="Preview").click()
     expect(page.locator(".diff")).to_contain_text("Central European Time")
     check_accessibility(page, "an entry edit's preview")

@@ -40,12 +40,22 @@ def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
     page.keyboard.press("Enter")
     done = page.get_by_role("heading", name="Moved “Upcoming trip” from Travel Planner")
     expect(done).to_be_focused()
+    # The memory as the move left it: one entry, counted so.
+    content = page.locator("#memory-content")
+    expect(content.locator(".entry")).to_have_count(1)
+    expect(content).not_to_contain_text("Trip to London")
+    expect(content.locator(".memory-stats")).to_contain_text("Entries1")
     check_accessibility(page, "moved, with Undo")
     page.get_by_role("button", name="Undo").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Undo", exact=True)).to_be_focused()
     expect(page.locator(".batch-results li")).to_have_count(2)
     expect(page.locator(".batch-results")).not_to_contain_text("not restored")
+    # Restored, and shown so without a reload: the entry back in the list and the counts.
+    expect(content.locator(".entry")).to_have_count(2)
+    expect(content.locator("#entry-1")).to_contain_text("Trip to London")
+    expect(content.locator(".memory-stats")).to_contain_text("Entries2")
+    check_accessibility(page, "a move undone")
 
     page.goto("/memory/agents/travel-planner")
     expect(page.locator("#memory-content")).to_contain_text("Trip to London")

@@ -98,10 +98,18 @@ def test_save_keeps_the_provenance_line(alice: Client, fake: FakeCoreAPI):
     response = alice.post(
         "/memory/entries/edit", {**fields, "content": "- Writes in US English."}, headers=HTMX
     )
-    assert response.status_code == 200 and response["HX-Redirect"] == "/memory/user?entry=1#entry-1"
     assert "— User stated preference\n> operation: op-2291\n\n- Writes in US English.\n" in (
         fake.text()
     )
+    # With htmx the memory as it now is replaces the page's entries (not only the editor),
+    # the saved entry focused, and the notice as a toast.
+    assert response.status_code == 200 and "HX-Redirect" not in response
+    assert response["HX-Retarget"] == "#memory-content" and response["HX-Reswap"] == "outerHTML"
+    assert starts_with(response, '<section id="memory-content"')
+    html = body(response)
+    assert re.search(r'<li class="entry[^"]*" id="entry-1" tabindex="-1" autofocus>', html)
+    assert html.count("autofocus") == 1
+    assert "Writes in US English." in html and "Saved the entry." in html
 
 
 def test_preview_button_renders_the_draft_and_saves_nothing(alice: Client, fake: FakeCoreAPI):

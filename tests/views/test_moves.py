@@ -11,7 +11,7 @@ from memory_ui.models import AuditEvent
 from memory_ui.sources.coreapi import CoreAPIUnavailable
 from tests.fake_coreapi import FakeCoreAPI, _at
 from tests.pages import hidden_fields
-from tests.views.helpers import HTMX, TRAVEL, body, is_page, page_text
+from tests.views.helpers import HTMX, TRAVEL, body, is_page, page_text, starts_with
 
 MOVE = "/memory/entries/move"
 TRIP = {**TRAVEL, "index": "1"}  # "Upcoming trip"
@@ -117,6 +117,42 @@ def test_one_undo_puts_both_memories_back(alice: Client, fake: FakeCoreAPI):
     assert fake.text(None) == shared_before
     again = alice.post(f"{MOVE}/undo", hidden_fields(body(done)))
     assert again.status_code == 410  # one Undo, used once
+
+
+def test_on_its_memory_page_the_result_and_undo_come_with_the_memory_as_it_now_is(
+    alice: Client, fake: FakeCoreAPI
+):
+    # htmx from the memory page: the list and its counts replaced, the result above them.
+    on_page = {**HTMX, "HX-Current-URL": "http://testserver/memory/agents/travel-planner"}
+    shown = preview(alice, "user", "move", **HTMX)
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)), headers=on_page)
+    assert done.status_code == 200, page_text(done)
+    assert done["HX-Retarget"] == "#memory-content" and done["HX-Reswap"] == "outerHTML"
+    html = body(done)
+    assert starts_with(done, '<section id="memory-content"')
+    assert '<section id="move-notice"' in html and 'hx-target="#memory-content"' in html
+    assert "Trip to London" not in html and 'id="entry-1"' not in html  # moved away
+    assert "<dt>Entries</dt><dd>1</dd>" in html
+    assert "Back to Travel Planner" not in page_text(done)  # it is the page below
+
+    undone = alice.post(f"{MOVE}/undo", hidden_fields(html), headers={**on_page,
+                        "HX-Target": "memory-content"})  # fmt: skip
+    html = body(undone)
+    assert undone["HX-Retarget"] == "#memory-content"
+    assert page_text(undone).count("restored.") == 2
+    assert 'id="entry-1"' in html and "Trip to London" in html  # back in the list
+    assert "<dt>Entries</dt><dd>2</dd>" in html
+
+    # Used up: said above the list, which stays as it is.
+    again = alice.post(f"{MOVE}/undo", hidden_fields(body(done)), headers=on_page)
+    assert again.status_code == 410 and again["HX-Retarget"] == "#memory-content"
+    assert "Undo is no longer available" in page_text(again)
+    # The move page opened on its own (a new tab) keeps its panel.
+    alone = {**HTMX, "HX-Current-URL": f"http://testserver{MOVE}?scope=agent"}
+    shown = preview(alice, "user", "move", **HTMX)
+    done = alice.post(f"{MOVE}/confirm", hidden_fields(body(shown)), headers=alone)
+    assert "HX-Retarget" not in done and starts_with(done, '<li class="entry entry-moving"')
+    assert 'hx-target="#entry-1"' in body(done)
 
 
 def test_copy_keeps_the_provenance_line_and_leaves_the_source_alone(
@@ -266,6 +302,13 @@ def test_without_the_agent_list_the_panel_says_why_and_nothing_is_written(
         assert f'id="entry-{entry["index"]}"' in body(shown)  # in the entry's place
     undo = alice.post(f"{MOVE}/undo", {"scope": "user", "index": "0", "token": "x" * 22})
     assert undo.status_code == 503
+    # Undo from the result above the memory's entries: said there, the entries left alone.
+    from_notice = {**HTMX, "HX-Target": "memory-content"}
+    form = {"scope": "user", "index": "0", "token": "x" * 22}
+    undo = alice.post(f"{MOVE}/undo", form, headers=from_notice)
+    assert undo.status_code == 503 and undo["HX-Retarget"] == "#move-notice"
+    assert starts_with(undo, '<section id="move-notice"')
+    assert "CoreAPI is unavailable" in page_text(undo)
     assert fake.writes() == []
 
 

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from memory_ui.documents.paging import PAGE_PARTS, PART_CHARS, forget_prepared
-from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable
 from memory_ui.web.stores.claims import preview_turn
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
 from tests.pages import batched_cards, forms, page_html
@@ -65,6 +65,21 @@ def test_a_batch_of_cards_reads_its_memories_in_one_request(alice: Client, fake:
     assert f"<dd>{entries}</dd>" in card[: card.index("</article>")]
     reads = [c.agent_object_id for c in fake.called("get_memory")]
     assert sorted(reads) == [f"{AGENT_PREFIX}agent-{n:03d}" for n in range(8)]
+
+
+def test_a_batch_answers_with_the_ids_of_what_it_replaces(alice: Client, fake: FakeCoreAPI):
+    # Focus on a card that is loading stays there (htmx keeps it on the element with the
+    # same id): the batch and each title link carry the same ids loading and loaded.
+    fake.agents = _agents(3)
+    placeholders = body(alice.get("/"))
+    loaded = body(alice.get("/cards/agents?name=agent-000&name=agent-001", headers=HTMX))
+    for html in (placeholders, loaded):
+        assert 'id="cards-agent-000"' in html
+        assert 'id="card-agent-agent-001-link"' in html
+    cache.clear()  # the agent list, kept briefly
+    fake.fail("list_agents", CoreAPIUnavailable("CoreAPI is unavailable, try again."))
+    failed = alice.get("/cards/agents?name=agent-000&name=agent-001", headers=HTMX)
+    assert failed.status_code == 503 and starts_with(failed, '<div id="cards-agent-000"')
 
 
 def test_a_batch_refuses_agents_that_are_not_the_users_and_too_many(alice: Client, fake):

@@ -46,8 +46,10 @@ CAPABILITIES = (
 MISSING = {
     Capability.IMPORT: "The legacy memory stores cannot import a markdown document.",
     Capability.CONDITIONAL_WRITE: (
-        "The legacy memory stores have no version check: a change made elsewhere meanwhile "
-        "is overwritten by a whole-file edit."
+        "The legacy memory stores have no version check of their own: just before saving "
+        "an edit, the portal reads the file again and saves only if it is still as you "
+        "opened it. A change landing in the moment between that check and the save is "
+        "overwritten by a whole-file edit."
     ),
 }
 # The changes a store refuses without WRITE MEMORY STORE (reads, export and search need READ).

@@ -131,8 +131,8 @@ def _own_targets(view: Callable[[HtmxHttpRequest, dict[str, Target]], HttpRespon
 
 def _back_url(request: HtmxHttpRequest) -> str:
     """Where the preview's Cancel goes: the page the selection was made on (a memory page
-    posts `back`; only a path on this site), else /memory/select with the same filter
-    (never the ticks or the CSRF token in a URL)."""
+    and search results post `back`; only a path on this site), else /memory/select with the
+    same filter (never the ticks or the CSRF token in a URL)."""
     back = request.POST.get("back", "")
     if back.startswith("/") and url_has_allowed_host_and_scheme(back, allowed_hosts=None):
         return back

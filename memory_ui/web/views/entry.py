@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 
 from django.http import HttpResponse
+from django.shortcuts import redirect
 
 from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
 from memory_ui.sources.coreapi import CoreAPIError, Memory
@@ -25,9 +26,9 @@ from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
-from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
+from memory_ui.web.htmx import HtmxHttpRequest, into_memory_content, render_page
 from memory_ui.web.links import entry_url
-from memory_ui.web.screens import not_done, saved_notices
+from memory_ui.web.screens import memory_page, not_done, saved_notices
 
 
 @dataclass
@@ -180,4 +181,10 @@ def _save(
     except NothingToChange:
         return _render(request, EntryPage(target, index, missing=True), status=404)
     saved_notices(request, done, "Saved the entry.")
-    return redirect_to(request, entry_url(target, index))
+    if not request.htmx:
+        return redirect(entry_url(target, index))
+    # Saved in place: the memory as it now is, the entry on its page and focused (if
+    # something else changed the memory right after, as it is now: the notice says so).
+    now = memory_load(actor, target) if done.moved else Loaded(target, done.after)
+    response = memory_page(request, now, at_entry=index, focus_entry=index)
+    return into_memory_content(request, response)

@@ -3,7 +3,9 @@ and how, see a preview (the entry as it will land, in which memory, what stays b
 confirm once, undo once.
 
 Each step is a plain GET or POST form, so it all works without JavaScript; with htmx the
-panel takes the entry's place on its memory page (as the entry editor does). Destinations
+panel takes the entry's place on its memory page (as the entry editor does), and once the
+move is done the memory as it now is replaces the list, what was done above its entries
+(Undo, its result, a retry likewise). Destinations
 are only the user's own memories (`all_targets` of their agent list). The domain steps and
 their version checks are in `memory_ui.memory.moves`; Undo is the batch delete's
 (`stores.batch_undo`), one token for both memories.
@@ -13,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.http import Http404, HttpResponse
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from memory_ui.documents import Entry, EntryEditError, parse_document
@@ -32,14 +35,21 @@ from memory_ui.memory.moves import (
     entry_remove_moved,
 )
 from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Actor, memory_read
+from memory_ui.sources.coreapi.operations import Actor, memory_load, memory_read
 from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.web.access import as_named, on_memory, signed_in, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import TargetForm, first_error
 from memory_ui.web.forms.moves import MoveChoiceForm, MoveConfirmForm, MoveRetryForm
-from memory_ui.web.htmx import HtmxHttpRequest, render_page
-from memory_ui.web.links import entry_url, target_query
+from memory_ui.web.htmx import (
+    HtmxHttpRequest,
+    into_memory_content,
+    render_fragment,
+    render_page,
+    replacing,
+)
+from memory_ui.web.links import entry_url, target_query, target_url
+from memory_ui.web.screens import memory_page
 from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
 from memory_ui.web.stores.claims import submission_claim, submission_release
 
@@ -84,11 +94,35 @@ def _render(request: HtmxHttpRequest, screen: MoveScreen, status: int = 200) -> 
     return render_page(request, TEMPLATE, "move_panel", screen.context(), status)
 
 
+def _answer(
+    request: HtmxHttpRequest, actor: Actor, screen: MoveScreen, status: int = 200
+) -> HttpResponse:
+    """A result (moved, copied, in both, restored) and what is asked from it (Undo, the
+    retry): on its memory page, that memory as it now is, the result above its entries and
+    the focus on its heading, so the list and its counts show what happened; elsewhere
+    (without JavaScript, or the move page opened on its own) the panel."""
+    current = request.htmx.current_url_abs_path if request.htmx else None
+    if not current or urlsplit(current).path != target_url(screen.source):
+        return _render(request, screen, status)
+    notice = render_to_string(
+        f"{TEMPLATE}#move_notice", {**screen.context(), "in_notice": True}, request=request
+    )
+    loaded = memory_load(actor, screen.source)
+    shown = memory_page(request, loaded, status=status, at_entry=screen.index, move_notice=notice)
+    return into_memory_content(request, shown)
+
+
 def _unlisted(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> HttpResponse:
-    """Without the agent list nothing can be chosen or moved: say why, on the panel."""
+    """Without the agent list nothing can be chosen or moved: say why, on the panel (or on
+    the result above the memory's entries, for its Undo or retry)."""
     named = MoveChoiceForm(request.POST if request.method == "POST" else request.GET)
     screen = MoveScreen(as_named(unlisted.form), _index(named), error=unlisted.error)
-    return _render(request, screen, unlisted.error.portal_status)
+    status = unlisted.error.portal_status
+    if request.htmx and request.htmx.target == "memory-content":
+        context = {**screen.context(), "in_notice": True}
+        notice = render_fragment(request, f"{TEMPLATE}#move_notice", context, status)
+        return replacing(request, notice, "#move-notice")
+    return _render(request, screen, status)
 
 
 def _index(form: MoveChoiceForm | MoveRetryForm) -> int:
@@ -194,7 +228,7 @@ def confirm(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpRespo
             submission_release(owner, data["submission"])
         screen.error = exc
         return _render(request, screen, exc.portal_status)
-    return _finished(request, screen, done)
+    return _finished(request, actor, screen, done)
 
 
 def _refused(exc: Exception, source: Target, destination: Target) -> str:
@@ -208,7 +242,9 @@ def _refused(exc: Exception, source: Target, destination: Target) -> str:
     return f"Nothing was done. {exc}"
 
 
-def _finished(request: HtmxHttpRequest, screen: MoveScreen, done: MoveDone) -> HttpResponse:
+def _finished(
+    request: HtmxHttpRequest, actor: Actor, screen: MoveScreen, done: MoveDone
+) -> HttpResponse:
     """The outcome, with one Undo for every memory it changed."""
     screen.done = done
     screen.undo_token = batch_undo_remember(request.session, done.undo_records())
@@ -217,7 +253,7 @@ def _finished(request: HtmxHttpRequest, screen: MoveScreen, done: MoveDone) -> H
         status = done.removal_error.portal_status
     elif done.removal_changed:
         status = 409
-    return _render(request, screen, status)
+    return _answer(request, actor, screen, status)
 
 
 @on_memory(_unlisted, methods=("POST",))
@@ -237,17 +273,17 @@ def retry(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpRespons
             f"{source.label} changed since the move, so the entry was not removed from it: "
             f"it is still in both. Delete it from {source.label} if you want."
         )
-        return _render(request, screen, 409)
+        return _answer(request, actor, screen, 409)
     except EntryGone:
         screen.error = (
             f"The entry is not in both memories any more (it is not in {destination.label}, "
             f"or not in {source.label}), so nothing was removed."
         )
-        return _render(request, screen, 409)
+        return _answer(request, actor, screen, 409)
     except CoreAPIError as exc:
         screen.error = exc
-        return _render(request, screen, exc.portal_status)
-    return _finished(request, screen, done)
+        return _answer(request, actor, screen, exc.portal_status)
+    return _finished(request, actor, screen, done)
 
 
 @on_memory(_unlisted, methods=("POST",))
@@ -259,11 +295,11 @@ def undo(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse
     records = batch_undo_take(request.session, request.POST.get("token", ""))
     if records is None:
         screen.error = "Undo is no longer available; nothing was changed."
-        return _render(request, screen, 410)
+        return _answer(request, actor, screen, 410)
     screen.restored = [
         batch_restore(actor, targets[r.target_key], r.before, r.after, r.count)
         for r in records
         if r.target_key in targets
     ]
     status = 200 if all(r.done for r in screen.restored) else 409
-    return _render(request, screen, status)
+    return _answer(request, actor, screen, status)

@@ -80,12 +80,17 @@ def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
 @login_required
 def cards(request: HtmxHttpRequest) -> HttpResponse:
     """A batch of agent cards (`?name=…&name=…`), their memories read concurrently. A card
-    whose memory failed shows its own error and Retry; the batch itself answers 200."""
+    whose memory failed shows its own error and Retry; the batch itself answers 200. The
+    batch keeps the id of the one it replaces (card_batch.html: its first agent's name),
+    where focus returns if the answer has no card to keep it (portal.js)."""
+    names = request.GET.getlist("name")
+    batch_id = f"cards-{names[0]}" if names else ""
     try:
         agents = user_agents(request)
     except CoreAPIError as exc:
+        context = {"error": exc, "batch_id": batch_id}
         return render_fragment(
-            request, "memory_ui/card.html#batch_error", {"error": exc}, status=exc.portal_status
+            request, "memory_ui/card.html#batch_error", context, status=exc.portal_status
         )
     form = CardsForm(request.GET, agents, settings.PORTAL_COREAPI_FAN_OUT)
     if not form.is_valid():
@@ -94,7 +99,8 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
     targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
     loaded = memory_load_many(user_actor(request), targets)
     visits = visits_of(signed_in(request).oid)
-    context = {"cards": [_card_context(one, visits, one.target.agent_name) for one in loaded]}
+    cards = [_card_context(one, visits, one.target.agent_name) for one in loaded]
+    context = {"cards": cards, "batch_id": batch_id}
     return render_fragment(request, "memory_ui/card.html#batch", context)
 
 
