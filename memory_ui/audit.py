@@ -1,6 +1,6 @@
 """Recording what was done to a user's memory (sizes and hashes only, never content), and
-the display names the Activity page and the audit trail show for the agent names events
-keep."""
+the names the Activity page and the audit trail show: display names for the agent names
+events keep, and each memory system's name (`source_label`)."""
 
 from __future__ import annotations
 
@@ -108,6 +108,19 @@ def audit_record(
         event.outcome,
     )
     return event
+
+
+def source_choices() -> list[tuple[str, str]]:
+    """Every memory system an event can be about: (source, its name for people). The one
+    place Activity, the audit trail (its filter and CSV) and the admin name a system; a
+    registry of sources will answer it later."""
+    return [(source.value, source.label) for source in AuditEvent.Source]
+
+
+def source_label(source: str) -> str:
+    """A system's name for people ("CoreAPI", "Legacy memory stores"); an unknown one by
+    its recorded value."""
+    return dict(source_choices()).get(source, source)
 
 
 def agent_names_remember(agents: Iterable[Agent]) -> None:

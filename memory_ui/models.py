@@ -55,7 +55,7 @@ class AuditEvent(models.Model):
 
     class Source(models.TextChoices):
         COREAPI = "coreapi", "CoreAPI"
-        LEGACY = "legacy", "Legacy memory store"
+        LEGACY = "legacy", "Legacy memory stores"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Which memory system the event is about (issue 18): a legacy store event keeps the

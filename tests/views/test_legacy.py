@@ -26,6 +26,7 @@ from memory_ui.memory.backends import Capability
 from memory_ui.memory.legacy_backend import CAPABILITIES
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
+from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
 
 TRAVEL = STORES["travel-planner"]
@@ -388,8 +389,8 @@ def test_a_deletion_request_for_everything_covers_the_legacy_stores(
 
     assert legacy.files[(TRAVEL, ALICE)] == {}
     assert "Other memory systems" in result
-    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>erased</td>", result)
-    assert "<td>not possible</td>" in result and "Cannot be listed." in result
+    assert [TRAVEL, "erased"] in [row[1:3] for row in table_rows(result)]
+    assert "not possible" in cells(result) and "Cannot be listed." in result
     assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
 
 
@@ -425,7 +426,7 @@ def test_erasure_keeps_a_legacy_file_changed_since_the_export(carol: Client, leg
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 
     assert list(legacy.files[(TRAVEL, ALICE)]) == [PREFS]  # berlin erased, PREFS kept
-    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>partly</td>", result)
+    assert [TRAVEL, "partly"] in [row[1:3] for row in table_rows(result)]
 
 
 def test_support_export_without_the_stores_says_so_and_their_erasure_erases_nothing(
@@ -449,7 +450,7 @@ def test_support_export_without_the_stores_says_so_and_their_erasure_erases_noth
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # not exported, so not erased
-    assert "<td>not possible</td>" in result
+    assert "not possible" in cells(result)
     assert legacy_ops.NOT_EXPORTED.replace("'", "&#x27;") in result
 
 
@@ -461,26 +462,30 @@ def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Clie
     audit = carol.get(reverse("support_audit")).content.decode()  # unfiltered: every event
 
     for html in (own, audit):
-        assert f"Legacy memory store: {TRAVEL}" in html
+        # Its system, then the store, each in its own column.
+        (row,) = [row for row in table_rows(html) if TRAVEL in row]
+        assert row[row.index(TRAVEL) - 1] == "Legacy memory stores"
 
 
-def test_admin_lists_and_filters_audit_events_by_source(carol: Client, legacy) -> None:
+def test_admin_lists_and_filters_audit_events_by_system(carol: Client, legacy) -> None:
     alice_client = signed_in(Client(), ALICE)
     alice_client.post(url("legacy_delete"), {"path": PREFS})
+    AuditEvent.objects.create(actor_upn=ALICE, subject_upn=ALICE, action="edit", scope="user")
     changelist = reverse("admin:memory_ui_auditevent_changelist")
 
-    listed = carol.get(changelist, {"source__exact": "legacy"})
+    listed = carol.get(changelist, {"source": "legacy"})
     html = listed.content.decode()
 
     assert listed.status_code == 200
-    assert "column-source" in html and "Legacy memory store" in html
-    assert "By source" in html or "by source" in html
-    assert (
-        carol.get(changelist, {"source__exact": "coreapi"})
-        .content.decode()
-        .count("Legacy memory store</td>")
-        == 0
-    )
+    # The column and the filter say "System", each system named as Activity names it.
+    assert re.search(r'<th scope="col" class="sortable column-system[^"]*">', html)
+    assert "By system" in html
+    assert '<td class="field-system">Legacy memory stores</td>' in html
+    assert 'href="?source=coreapi">CoreAPI</a>' in html
+    assert '<td class="field-system">CoreAPI</td>' not in html
+    coreapi = carol.get(changelist, {"source": "coreapi"}).content.decode()
+    assert '<td class="field-system">CoreAPI</td>' in coreapi
+    assert '<td class="field-system">Legacy memory stores</td>' not in coreapi
 
 
 def test_own_activity_links_legacy_events_to_configured_stores_only(
@@ -493,18 +498,18 @@ def test_own_activity_links_legacy_events_to_configured_stores_only(
         actor_upn=ALICE, subject_upn=ALICE, action="delete-entry", source="legacy",
         agent_name="retired", agent_object_id=gone,
     )  # fmt: skip
-    store_link = f'<a href="{url("legacy_store")}">Legacy memory store: {TRAVEL}</a>'
+    store_link = f'<a href="{url("legacy_store")}">{TRAVEL}</a>'
 
     own = alice.get(reverse("activity")).content.decode()
     audit = carol.get(reverse("support_audit")).content.decode()
 
     assert store_link in own
-    assert f"<td>Legacy memory store: {gone}</td>" in own  # named, not linked
-    assert f"Legacy memory store: {TRAVEL}" in audit and store_link not in audit
+    assert gone in cells(own) and f">{gone}</a>" not in own  # named, not linked
+    assert TRAVEL in cells(audit) and store_link not in audit
 
     settings.LEGACY_STORES_BASE_URL = ""  # the source turned off: its pages are 404s
     off = alice.get(reverse("activity")).content.decode()
-    assert f"<td>Legacy memory store: {TRAVEL}</td>" in off and store_link not in off
+    assert TRAVEL in cells(off) and store_link not in off
 
 
 def test_own_activity_stands_when_the_store_setting_is_unreadable(alice: Client, settings) -> None:
@@ -521,7 +526,7 @@ def test_own_activity_stands_when_the_store_setting_is_unreadable(alice: Client,
     own = alice.get(reverse("activity"))
 
     assert own.status_code == 200
-    assert f"<td>Legacy memory store: {TRAVEL}</td>" in own.content.decode()
+    assert TRAVEL in cells(own.content.decode())
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,10 @@
 """What happened to memory: a user's own Activity page, and the audit trail for support
 staff (filters and CSV). Both read the append-only audit events, and both name each
 memory as every other page does (`Target.label`): events keep agent names, shown by their
-display names where the portal knows them (`audit.agent_names_known`). A person's own rows
-link to the memory, or to the legacy store, where that page still exists."""
+display names where the portal knows them (`audit.agent_names_known`), and each event's
+memory system by its name for people (`audit.source_label`, the one place for it). A
+person's own rows link to the memory, or to the legacy store, where that page still
+exists."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
-from memory_ui.audit import agent_names_known, agent_names_remember
+from memory_ui.audit import agent_names_known, agent_names_remember, source_label
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
@@ -58,11 +60,15 @@ class EventRow:
     destination: Target | None = None  # where an entry went (moved or copied)
 
     @property
+    def system(self) -> str:
+        """The memory system the event was about, by its name for people."""
+        return source_label(self.event.source)
+
+    @property
     def memory(self) -> str:
-        """The memory's name; on a legacy store's row, which system and which store."""
+        """The memory's name; on a legacy store's row the store's (`system` names the rest)."""
         if self.event.source == AuditEvent.Source.LEGACY:
-            store = self.event.agent_object_id or "every store"
-            return f"{AuditEvent.Source.LEGACY.label}: {store}"
+            return self.event.agent_object_id or "Every store"
         return self.target.label if self.target else "—"
 
     @property
@@ -142,6 +148,8 @@ def _activity_filtered(
     if not form.is_valid():
         return events.none()
     memory, action = form.cleaned_data["memory"], form.cleaned_data["action"]
+    if system := form.cleaned_data["system"]:
+        events = events.filter(source=system)
     # An entry moved or copied is about both memories: it is listed under either.
     if memory == "user":
         events = events.filter(Q(scope="user") | Q(destination_scope="user"))
@@ -212,6 +220,8 @@ def _filtered(form: AuditFilterForm) -> QuerySet[AuditEvent]:
         events = events.filter(ticket=data["ticket"].strip())
     if data["action"]:
         events = events.filter(action=data["action"])
+    if data["system"]:
+        events = events.filter(source=data["system"])
     tz = timezone.get_current_timezone()
     if data["date_from"]:
         events = events.filter(created_at__gte=datetime.combine(data["date_from"], time.min, tz))
@@ -228,11 +238,13 @@ class _Echo:
 def _csv_rows(events: QuerySet[AuditEvent]) -> Iterator[str]:
     writer = csv.writer(_Echo())
     names = _known_agents()
-    yield writer.writerow((*CSV_FIELDS, "memory"))
+    # After the recorded fields, as the page names them: the memory and its system.
+    yield writer.writerow((*CSV_FIELDS, "memory", "system"))
     for event in events.iterator(chunk_size=500):
-        target = event_target(event, names)
+        row = EventRow(event, event_target(event, names))
         cells = [getattr(event, name) for name in CSV_FIELDS]
-        yield writer.writerow([_csv_cell(v) for v in (*cells, target.label if target else "")])
+        memory = row.memory if row.memory != "—" else ""
+        yield writer.writerow([_csv_cell(v) for v in (*cells, memory, row.system)])
 
 
 def _csv_cell(value: object) -> object:
