@@ -62,12 +62,13 @@ def audit_record(
     destination_scope: str = "",
     destination_agent: Agent | None = None,
     destination_after: str | None = None,
+    count: int | None = None,
 ) -> AuditEvent:
     """Write one event for what `who` did. Call it whether the CoreAPI call worked or not
     (pass `error`); `subject_upn` is the user whose memory it was, when not `who`. A legacy
     store event (`source`) names the store's agent (`agent_name`) and the store (`store`). An
     entry moved or copied names the memory it went to (`destination_*`, and its document
-    after, when written)."""
+    after, when written). `count`: how many entries or files it took at once, where counted."""
     before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
     destination_print = Fingerprint.of(destination_after)
     event = AuditEvent(
@@ -95,6 +96,7 @@ def audit_record(
         destination_agent_object_id=destination_agent.object_id if destination_agent else "",
         destination_bytes_after=destination_print.size if destination_print else None,
         destination_sha256_after=destination_print.sha256 if destination_print else "",
+        count=count,
     )
     event.save()
     logger.info(
@@ -121,6 +123,19 @@ def source_label(source: str) -> str:
     """A system's name for people ("CoreAPI", "Legacy memory stores"); an unknown one by
     its recorded value."""
     return dict(source_choices()).get(source, source)
+
+
+# What one counted thing of each system is called, for an event's count ("2 entries").
+_COUNTED = {
+    AuditEvent.Source.COREAPI: ("entry", "entries"),
+    AuditEvent.Source.LEGACY: ("file", "files"),
+}
+
+
+def source_items(source: str, count: int) -> str:
+    """`count` things of a system in words: "2 entries", "1 file"."""
+    one, many = _COUNTED.get(source, ("item", "items"))
+    return f"{count} {one if count == 1 else many}"
 
 
 def agent_names_remember(agents: Iterable[Agent]) -> None:

@@ -86,6 +86,9 @@ class AuditEvent(models.Model):
     destination_agent_object_id = models.CharField(max_length=400, blank=True)
     destination_bytes_after = models.PositiveIntegerField(null=True, blank=True)
     destination_sha256_after = models.CharField(max_length=64, blank=True)
+    # How many entries (CoreAPI) or files (a legacy store) one event took at once: a batch
+    # of deletes in one memory, its Undo, a store cleared (issue 32). None: not counted.
+    count = models.PositiveIntegerField(null=True, blank=True)
 
     objects = AuditEventQuerySet.as_manager()
 

@@ -139,6 +139,7 @@ def batch_delete(actor: Actor, target: Target, version: Version, indexes: set[in
             lambda current: without_entries(current.content_markdown, indexes),
             started_from=version,
             action=Action.DELETE_ENTRY,
+            count=len(indexes),
         )
     except (MemoryChanged, NothingToChange):
         return Deleted(target, len(indexes), changed=True)
@@ -163,7 +164,9 @@ def batch_restore(
 ) -> Restored:
     """Put one memory back as it was before the batch, if it is still as the batch left it."""
     try:
-        memory_rewrite(actor, target, lambda _: before, started_from=after, action=Action.UNDO)
+        memory_rewrite(
+            actor, target, lambda _: before, started_from=after, action=Action.UNDO, count=count
+        )
     except (MemoryChanged, NothingToChange):
         return Restored(target, count, changed=True)
     except CoreAPIError as exc:

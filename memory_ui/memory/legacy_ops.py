@@ -152,7 +152,7 @@ def _audit(
     before: str | None = None,
     after: str | None = None,
     error: LegacyStoreError | None = None,
-    reason: str = "",
+    count: int | None = None,
 ) -> None:
     audit_record(
         actor.who,
@@ -164,8 +164,9 @@ def _audit(
         before=before,
         after=after,
         error=error,
-        reason=reason or actor.reason,
+        reason=actor.reason,
         ticket=actor.ticket,
+        count=count,
     )
 
 
@@ -332,12 +333,12 @@ def legacy_file_restore(actor: Actor, store: Store, item: Item) -> Item:
 
 def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
     """Deletes every file of the actor's in `store`; one outcome per file. One event for
-    the store (its reason says how many files, and how many failed)."""
+    the store (its count says how many files, its error how many failed)."""
     backend, subject = _backend(), subject_of(actor)
     rows = _audited(actor, Action.CLEAR, store, lambda: backend.clear_target(subject, store.target))
     failed = [row for row in rows if row.result == "failed"]
     error = LegacyStoreError(f"{len(failed)} of {len(rows)} files failed") if failed else None
-    _audit(actor, Action.CLEAR, store, error=error, reason=f"{len(rows)} files")
+    _audit(actor, Action.CLEAR, store, error=error, count=len(rows))
     return rows
 
 
@@ -395,5 +396,5 @@ def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]]
             continue
         failed = row.result != "erased"
         error = LegacyStoreError(row.reason or row.result) if failed else None
-        _audit(actor, Action.ERASE, _store(row.target), error=error, reason=row.reason)
+        _audit(actor, Action.ERASE, _store(row.target), error=error)
     return erasure

@@ -15,7 +15,7 @@ from memory_ui.audit import Action, agent_names_remember, audit_record, source_l
 from memory_ui.coreapi import Agent, CoreAPIUnavailable
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import AGENTS, FakeCoreAPI
-from tests.pages import cells, table_rows
+from tests.pages import cells, hidden_fields, table_rows
 from tests.views.conftest import identity_for
 from tests.views.helpers import (
     HTMX,
@@ -261,3 +261,39 @@ def test_a_systems_name_comes_from_one_place(
     admin = body(carol.get("/admin/memory_ui/auditevent/"))
     assert 'href="?source=workspace">Workspace memory</a>' in admin
     assert '<td class="field-system">Workspace memory</td>' in admin
+
+
+# --- how many, why, and which store (issue 32, item 11) -----------------------------------------
+
+
+def test_a_batch_says_how_many_entries_it_deleted_and_restored(alice: Client, fake: FakeCoreAPI):
+    picks = ["agent:travel-planner:1", "agent:travel-planner:0"]
+    preview = alice.post(
+        "/memory/select/preview",
+        {"agent": "travel-planner", "back": "/", "mode": "picked", "pick": picks},
+    )
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
+    assert "Deleted 2 entries" in page_text(done)
+    alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
+    record(Action.DELETE_ENTRY, scope="agent", agent=TRAVEL_PLANNER)  # one entry, on its own
+
+    assert list(AuditEvent.objects.values_list("action", "count")) == [
+        ("delete-entry", None),
+        ("undo", 2),
+        ("delete-entry", 2),
+    ]
+    whats = [row[2] for row in table_rows(body(alice.get("/activity")))[1:]]
+    assert whats == ["Deleted an entry", "Restored (undo) · 2 entries", "Deleted 2 entries"]
+
+
+def test_the_memory_filter_lists_the_legacy_stores_events_name(alice: Client, fake: FakeCoreAPI):
+    record(Action.EDIT, scope="agent", agent=TRAVEL_PLANNER)
+    legacy_event()
+    html = body(alice.get("/activity"))
+    assert options(html, "memory")[-1] == "main.agents.travel_planner_memory"
+
+    store = alice.get("/activity", {"memory": "legacy:main.agents.travel_planner_memory"})
+    assert [row[4] for row in table_rows(body(store))[1:]] == ["main.agents.travel_planner_memory"]
+    # The agent's own memory is a memory apart from the store kept for the same agent.
+    agent = alice.get("/activity", {"memory": "agent:travel-planner"})
+    assert [row[3:5] for row in table_rows(body(agent))[1:]] == [["CoreAPI", "Travel Planner"]]

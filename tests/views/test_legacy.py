@@ -488,6 +488,29 @@ def test_admin_lists_and_filters_audit_events_by_system(carol: Client, legacy) -
     assert '<td class="field-system">Legacy memory stores</td>' not in coreapi
 
 
+def test_a_legacy_clear_and_erasure_keep_the_reason_given(alice: Client, carol: Client, legacy):
+    """A store cleared counts its files in the event's count, not in the reason: a person's
+    own clear has none, support's erasure has the request's."""
+    from tests.views.test_support import REASON, clear, export, start
+
+    alice.post(url("legacy_clear"), {"phrase": "clear"})
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Vegan", "Prefs")
+    request_url = start(carol)
+    export(carol, request_url)
+    clear(carol, request_url)
+
+    cleared = AuditEvent.objects.get(source="legacy", action="clear")
+    assert (cleared.reason, cleared.count) == ("", 2)
+    erased = AuditEvent.objects.filter(source="legacy", action="erase", agent_object_id=TRAVEL)
+    assert [(e.reason, e.ticket) for e in erased] == [(REASON, "PRIV-1234")]
+    found = {
+        row[2]: row[-2] for row in table_rows(alice.get(reverse("activity")).content.decode())[1:]
+    }
+    assert found["Cleared · 2 files"] == "—"
+    assert found["Erased (deletion request)"] == f"{REASON} · PRIV-1234"
+    assert not [reason for reason in found.values() if "files" in reason]
+
+
 def test_own_activity_links_legacy_events_to_configured_stores_only(
     alice: Client, carol: Client, legacy, settings
 ) -> None:

@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
-from memory_ui.audit import agent_names_known, agent_names_remember, source_label
+from memory_ui.audit import agent_names_known, agent_names_remember, source_items, source_label
 from memory_ui.coreapi import Agent, CoreAPIError
 from memory_ui.memory import legacy_ops
 from memory_ui.memory.targets import USER_MEMORY_LABEL, Target, target_key
@@ -46,6 +46,7 @@ CSV_FIELDS = (
     "error_message", "bytes_before", "sha256_before", "bytes_after", "sha256_after",
     "correlation_id", "source", "destination_scope", "destination_agent_name",
     "destination_agent_object_id", "destination_bytes_after", "destination_sha256_after",
+    "count",
 )  # fmt: skip
 
 
@@ -73,11 +74,18 @@ class EventRow:
 
     @property
     def what(self) -> str:
-        """The action, and for an entry moved or copied, from where to where."""
+        """The action: for an entry moved or copied, from where to where; for several
+        entries or files at once, how many."""
         done = self.event.get_action_display()
-        if self.destination is None:
+        if self.destination is not None:
+            return f"{done} from {self.memory} to {self.destination.label}"
+        count = self.event.count
+        if count is None or count == 1:
             return done
-        return f"{done} from {self.memory} to {self.destination.label}"
+        items = source_items(self.event.source, count)
+        if self.event.action == AuditEvent.Action.DELETE_ENTRY:
+            return f"Deleted {items}"
+        return f"{done} · {items}"
 
 
 def event_target(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
@@ -127,17 +135,30 @@ def _own_agents(request: HttpRequest) -> dict[str, Agent] | None:
     return {agent.name: agent for agent in agents}
 
 
+# A legacy store in the Memory filter: this prefix and the store's full name.
+LEGACY_MEMORY = f"{AuditEvent.Source.LEGACY}:"
+
+
 def _memory_choices(
     events: QuerySet[AuditEvent], own: Iterable[str], names: dict[str, Agent]
 ) -> list[tuple[str, str]]:
-    """Shared memory, then every agent the user has or their events name, by display name."""
+    """Shared memory, then every agent the user has or their CoreAPI events name, by
+    display name, then every legacy store their events name, as the rows name it."""
 
     def label(name: str) -> str:
         return names[name].display_name if name in names else name
 
-    mentioned = events.exclude(agent_name="").order_by().values_list("agent_name", flat=True)
+    legacy = Q(source=AuditEvent.Source.LEGACY)
+    names_of = events.order_by().exclude(legacy).exclude(agent_name="")
+    mentioned = names_of.values_list("agent_name", flat=True)
     agents = sorted({*mentioned, *own}, key=lambda name: label(name).casefold())
-    return [("user", USER_MEMORY_LABEL), *((target_key("agent", n), label(n)) for n in agents)]
+    stores_of = events.order_by().filter(legacy).exclude(agent_object_id="")
+    stores = sorted(set(stores_of.values_list("agent_object_id", flat=True)))
+    return [
+        ("user", USER_MEMORY_LABEL),
+        *((target_key("agent", n), label(n)) for n in agents),
+        *((f"{LEGACY_MEMORY}{store}", store) for store in stores),
+    ]
 
 
 def _activity_filtered(
@@ -153,10 +174,15 @@ def _activity_filtered(
     # An entry moved or copied is about both memories: it is listed under either.
     if memory == "user":
         events = events.filter(Q(scope="user") | Q(destination_scope="user"))
+    elif memory.startswith(LEGACY_MEMORY):
+        store = memory.removeprefix(LEGACY_MEMORY)
+        events = events.filter(source=AuditEvent.Source.LEGACY, agent_object_id=store)
     elif memory:
-        # An agent's memory: its own document and what it sees (which includes the shared one).
+        # An agent's memory: its own document and what it sees (which includes the shared
+        # one), not the legacy store kept for the same agent (a memory of its own above).
         name = memory.partition(":")[2]
         events = events.filter(Q(agent_name=name) | Q(destination_agent_name=name))
+        events = events.exclude(source=AuditEvent.Source.LEGACY)
     if action:
         events = events.filter(action=action)
     return events
