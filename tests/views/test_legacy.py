@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 import zipfile
 
@@ -28,6 +29,7 @@ from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
+from tests.views.helpers import refused
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -190,6 +192,20 @@ def test_one_entry_edit_is_a_str_replace(alice: Client, legacy) -> None:
     assert (
         legacy.files[(TRAVEL, ALICE)][PREFS].text == "# Travel\n\n- Prefers window seats\n- Vegan"
     )
+
+
+def test_a_line_that_is_no_number_is_a_400_not_a_500(alice: Client, legacy, caplog) -> None:
+    # "²" passed isdigit() and then failed int(): a 500 and a traceback each time.
+    for line in ("²", "٣x", "-1", "three"):
+        legacy.calls.clear()
+        with caplog.at_level(logging.ERROR):
+            response = alice.get(url("legacy_entry", f"path={PREFS}&line={line}"))
+        assert refused(response, 400), line
+        assert legacy.calls == []  # refused before the store is asked for the file
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # A number that names no entry is still a 404; a good one still opens its line.
+    assert alice.get(url("legacy_entry", f"path={PREFS}&line=99")).status_code == 404
+    assert alice.get(url("legacy_entry", f"path={PREFS}&line=3")).status_code == 200
 
 
 def test_delete_then_undo_recreates_the_path(alice: Client, legacy) -> None:
