@@ -14,6 +14,7 @@ import zipfile
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from memory_ui.audit import AuditEvent
 from memory_ui.legacy import (
@@ -373,6 +374,38 @@ def test_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -
     assert "already there" in again
     assert fake.text("travel-planner") == before
     assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
+
+
+def test_a_move_that_would_add_nothing_is_not_offered(alice: Client, legacy, fake) -> None:
+    fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert "already there, skipped" in preview and "to add:" not in preview
+    assert "Nothing here is missing from CoreAPI, so moving would add nothing." in preview
+    assert ">Move into CoreAPI</button>" not in preview
+    # The way on is back; deleting the copies CoreAPI already has is offered, not first.
+    back = url("legacy_file", urlencode({"path": PREFS}))
+    assert f'<a href="{back}" role="button">Back</a>' in preview
+    assert '<button type="submit" class="secondary outline">Delete the legacy copies</button>' in (
+        preview
+    )
+    assert 'name="delete_verified" value="on"' in preview
+
+    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    assert "the legacy copy is deleted" in done.content.decode()
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+
+
+def test_a_move_that_would_add_nothing_without_delete_only_goes_back(
+    alice: Client, legacy, fake
+) -> None:
+    legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
+    fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert missing_sentence(Capability.DELETE_ITEM) in preview
+    assert "<button" not in preview.split("<main")[1].split("</main>")[0]
+    assert 'role="button">Back</a>' in preview
 
 
 def test_move_without_delete_capability_says_why_and_keeps_the_copies(

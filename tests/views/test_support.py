@@ -527,6 +527,14 @@ def test_reveal_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests)
 # --- a deletion request -------------------------------------------------------------------
 
 
+def test_the_deletion_request_starts_with_a_button_that_says_what_it_starts(
+    carol: Client, fake: FakeCoreAPI
+):
+    html = body(look_up(carol))
+    assert '<button type="submit">Start the deletion request</button>' in html
+    assert "Start: reason and ticket" not in html  # read as a label, not an action
+
+
 def test_a_deletion_request_exports_then_clears_every_memory(
     carol: Client, alice: Client, fake: FakeCoreAPI
 ):
