@@ -2,9 +2,11 @@
 
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from memory_ui.audit import source_choices, source_label
 from memory_ui.auth import current_identity
 from memory_ui.models import AuditEvent
 
@@ -32,13 +34,28 @@ class PortalAdminSite(admin.AdminSite):
 admin_site = PortalAdminSite(name="admin")
 
 
+class SystemFilter(admin.SimpleListFilter):
+    """Events of one memory system, named as Activity and the audit trail name it."""
+
+    title = "system"
+    parameter_name = "source"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return source_choices()
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[AuditEvent]
+    ) -> QuerySet[AuditEvent]:
+        return queryset.filter(source=self.value()) if self.value() else queryset
+
+
 @admin.register(AuditEvent, site=admin_site)
 class AuditEventAdmin(admin.ModelAdmin):
     """Read-only: the audit trail has no update or delete path."""
 
     list_display = (
         "created_at",
-        "source",
+        "system",
         "actor_upn",
         "action",
         "subject_upn",
@@ -46,8 +63,12 @@ class AuditEventAdmin(admin.ModelAdmin):
         "agent_name",
         "outcome",
     )
-    list_filter = ("source", "action", "outcome", "actor_is_support")
+    list_filter = (SystemFilter, "action", "outcome", "actor_is_support")
     search_fields = ("actor_upn", "subject_upn", "ticket", "correlation_id")
+
+    @admin.display(description="System", ordering="source")
+    def system(self, event: AuditEvent) -> str:
+        return source_label(event.source)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return _is_support(request)

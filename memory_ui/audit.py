@@ -1,6 +1,6 @@
 """Recording what was done to a user's memory (sizes and hashes only, never content), and
-the display names the Activity page and the audit trail show for the agent names events
-keep."""
+the names the Activity page and the audit trail show: display names for the agent names
+events keep, and each memory system's name (`source_label`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Protocol
 from django.core.cache import cache
 
 from memory_ui.identity import Identity
-from memory_ui.models import AuditEvent
+from memory_ui.models import AuditEvent, audit_sources
+from memory_ui.sources import registry
 from memory_ui.sources.protocol import SourceError
 from memory_ui.text import without_bidi_controls
 
@@ -73,12 +74,13 @@ def audit_record(
     destination_scope: str = "",
     destination_agent: Agent | None = None,
     destination_after: str | None = None,
+    count: int | None = None,
 ) -> AuditEvent:
     """Write one event for what `who` did. Call it whether the CoreAPI call worked or not
     (pass `error`); `subject_upn` is the user whose memory it was, when not `who`. A legacy
     store event (`source`) names the store's agent (`agent_name`) and the store (`store`). An
     entry moved or copied names the memory it went to (`destination_*`, and its document
-    after, when written)."""
+    after, when written). `count`: how many entries or files it took at once, where counted."""
     before_print, after_print = Fingerprint.of(before), Fingerprint.of(after)
     destination_print = Fingerprint.of(destination_after)
     event = AuditEvent(
@@ -106,6 +108,7 @@ def audit_record(
         destination_agent_object_id=destination_agent.object_id if destination_agent else "",
         destination_bytes_after=destination_print.size if destination_print else None,
         destination_sha256_after=destination_print.sha256 if destination_print else "",
+        count=count,
     )
     event.save()
     logger.info(
@@ -119,6 +122,28 @@ def audit_record(
         event.outcome,
     )
     return event
+
+
+def source_choices() -> list[tuple[str, str]]:
+    """Every memory system an event can be about: (source, its name for people), from the
+    registry of sources and those recorded before (`models.audit_sources`). The one place
+    Activity, the audit trail (its filter and CSV) and the admin name a system."""
+    return audit_sources()
+
+
+def source_label(source: str) -> str:
+    """A system's name for people ("CoreAPI", "Legacy memory stores"); an unknown one by
+    its recorded value."""
+    return dict(source_choices()).get(source, source)
+
+
+def source_items(source: str, count: int) -> str:
+    """`count` things of a system in words: "2 entries", "1 file"."""
+    try:
+        one, many = registry.source(source).items
+    except KeyError:
+        one, many = "item", "items"
+    return f"{count} {one if count == 1 else many}"
 
 
 def agent_names_remember(agents: Iterable[Agent]) -> None:

@@ -28,7 +28,14 @@ def audit_outcomes() -> list[tuple[str, str]]:
 
 
 def audit_sources() -> list[tuple[str, str]]:
-    return AuditEvent.Source.choices
+    """The registry's sources the portal can act in (a new memory system needs no
+    migration, nor a line here), then those events were recorded for before
+    (`AuditEvent.Source`) that are not configured now, so their events keep their name."""
+    from memory_ui.sources import registry  # at call time: the registry is built after apps load
+
+    registered = [(s.name, s.title) for s in registry.sources() if s.capabilities]
+    names = {name for name, _ in registered}
+    return registered + [c for c in AuditEvent.Source.choices if c[0] not in names]
 
 
 class AuditEvent(models.Model):
@@ -55,7 +62,7 @@ class AuditEvent(models.Model):
 
     class Source(models.TextChoices):
         COREAPI = "coreapi", "CoreAPI"
-        LEGACY = "legacy", "Legacy memory store"
+        LEGACY = "legacy", "Legacy memory stores"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Which memory system the event is about (issue 18): a legacy store event keeps the
@@ -86,6 +93,9 @@ class AuditEvent(models.Model):
     destination_agent_object_id = models.CharField(max_length=400, blank=True)
     destination_bytes_after = models.PositiveIntegerField(null=True, blank=True)
     destination_sha256_after = models.CharField(max_length=64, blank=True)
+    # How many entries (CoreAPI) or files (a legacy store) one event took at once: a batch
+    # of deletes in one memory, its Undo, a store cleared (issue 32). None: not counted.
+    count = models.PositiveIntegerField(null=True, blank=True)
 
     objects = AuditEventQuerySet.as_manager()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from html import unescape
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
@@ -91,6 +92,26 @@ def page_html(response) -> str:
     """The HTML of an answer that must be 200 OK."""
     assert response.status_code == 200
     return response.content.decode()
+
+
+def table_rows(html: str) -> list[list[str]]:
+    """Each row of every table in `html` as the text of its cells, headers included, as a
+    person reads them: whatever attributes a cell carries (labels for a phone's layout),
+    entities unescaped, spaces collapsed."""
+    found = []
+    for row in re.findall(r"<tr\b[^>]*>(.*?)</tr>", html, re.S):
+        cells = re.findall(r"<(td|th)\b[^>]*>(.*?)</\1>", row, re.S)
+        found.append([_text(cell) for _, cell in cells])
+    return found
+
+
+def cells(html: str) -> list[str]:
+    """The text of every table cell in `html`, row by row (see `table_rows`)."""
+    return [cell for row in table_rows(html) for cell in row]
+
+
+def _text(fragment: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
 
 
 def batched_cards(html: str) -> list[list[str]]:

@@ -278,6 +278,7 @@ def batch_delete(
             lambda current: without_entries(current.content_markdown, indexes, items),
             started_from=version,
             action=Action.DELETE_ENTRY,
+            count=len(indexes),
         )
     except (MemoryChanged, NothingToChange):
         return Deleted(target, count, changed=True, items=listed)
@@ -307,7 +308,9 @@ def batch_restore(
 ) -> Restored:
     """Put one memory back as it was before the batch, if it is still as the batch left it."""
     try:
-        memory_rewrite(actor, target, lambda _: before, started_from=after, action=Action.UNDO)
+        memory_rewrite(
+            actor, target, lambda _: before, started_from=after, action=Action.UNDO, count=count
+        )
     except (MemoryChanged, NothingToChange):
         return Restored(target, count, changed=True, items=items)
     except CoreAPIError as exc:

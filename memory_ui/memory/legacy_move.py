@@ -79,6 +79,11 @@ class LegacyMovePlan:
     files: tuple[PlannedFile, ...]
     errors: tuple[tuple[str, str], ...] = ()  # (path or store, user-safe message)
 
+    @property
+    def adds_nothing(self) -> bool:
+        """CoreAPI already has every item (or there is none): a move would add nothing."""
+        return not any(planned.new_items for planned in self.files)
+
 
 @dataclass(frozen=True)
 class MovedFile:

@@ -176,6 +176,7 @@ class Source:
     owner: str = ""
     # Whom to ask about memory in this system the portal was never told of ("": none).
     others_note: str = ""
+    items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many
     # The adapter for one actor, where the source's pages are the portal's generic ones.
     backend: Callable[[Actor], MemoryBackend] | None = None
 

@@ -43,6 +43,22 @@ def test_alice_sees_every_agents_memory(page: Page):
         expect(page).to_have_url(re.compile(r"/$"))
 
 
+def test_finding_an_agent_updates_the_list_under_the_filter_not_the_filter(page: Page):
+    sign_in_as(page, "Alice Example")
+    agents = page.locator("#agents")
+    agents.scroll_into_view_if_needed()
+    # The filter is in the section it filters, under its heading.
+    expect(agents.get_by_role("heading", name="Kept by each agent")).to_be_visible()
+    find = agents.get_by_label("Find an agent")
+    find.press_sequentially("travel")
+    expect(page.locator(".agent-count")).to_have_text("1 of 3 agents match")
+    expect(page.locator("#card-agent-travel-planner")).to_have_attribute("aria-busy", "false")
+    expect(page.locator("#card-agent-it-helpdesk")).to_have_count(0)
+    expect(find).to_be_focused()  # typing goes on in the same field
+    expect(find).to_have_value("travel")
+    expect(page).to_have_url(re.compile(r"\?q=travel"))
+
+
 def test_raw_toggle_and_combined_view(page: Page):
     sign_in_as(page, "Alice Example")
     page.goto("/memory/agents/travel-planner")

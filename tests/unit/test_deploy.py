@@ -290,3 +290,13 @@ def test_every_variable_is_documented_in_the_readme():
     assert len(names) > 40
     undocumented = sorted(name for name in names if f"`{name}`" not in readme)
     assert undocumented == []
+
+
+def test_what_dev_run_leaves_behind_is_ignored_by_git():
+    # The devstack's SQLite database runs in WAL mode (portal/settings.py): beside
+    # db.sqlite3 it keeps db.sqlite3-wal and db.sqlite3-shm while the portal runs.
+    left = ["db.sqlite3", "db.sqlite3-wal", "db.sqlite3-shm", ".devstack/signing-key.pem"]
+    found = subprocess.run(
+        ["git", "check-ignore", "--no-index", *left], cwd=REPO, capture_output=True, text=True
+    )
+    assert found.stdout.split() == left

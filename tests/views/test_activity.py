@@ -4,14 +4,18 @@ linking to the memory it was about; Undo recorded as its own action."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
+from django.db import models
 from django.test import Client
 
-from memory_ui.audit import Action, agent_names_remember, audit_record
+from memory_ui.audit import Action, agent_names_remember, audit_record, source_label
 from memory_ui.models import AuditEvent
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable
 from tests.fake_coreapi import AGENTS, FakeCoreAPI
+from tests.pages import cells, hidden_fields, table_rows
 from tests.views.conftest import identity_for
 from tests.views.helpers import (
     HTMX,
@@ -50,7 +54,7 @@ def test_undo_is_recorded_as_its_own_action(alice: Client, fake: FakeCoreAPI):
     assert list(AuditEvent.objects.values_list("action", flat=True)) == ["undo", "delete-entry"]
     undo = AuditEvent.objects.get(action="undo")
     assert undo.sha256_after == AuditEvent.objects.get(action="delete-entry").sha256_before
-    assert "You Restored (undo) Travel Planner" in rows(alice.get("/activity"))[1]
+    assert "You Restored (undo) CoreAPI Travel Planner" in rows(alice.get("/activity"))[1]
 
 
 def test_activity_names_memories_as_the_other_pages_do(alice: Client, fake: FakeCoreAPI):
@@ -69,8 +73,8 @@ def test_an_agent_the_user_no_longer_has_is_named_but_not_linked(alice: Client, 
     record(Action.EDIT, scope="agent", agent=TRAVEL_PLANNER)
     record(Action.EDIT, scope="agent", agent=Agent("retired-bot", "/x/agents/retired-bot", "Old"))
     html = body(alice.get("/activity"))
-    assert "<td>retired-bot</td>" in html  # no display name known: the name
-    assert "<td>travel-planner</td>" in html
+    assert "retired-bot" in cells(html)  # no display name known: the name
+    assert "travel-planner" in cells(html)
     assert 'href="/memory/agents/travel-planner"' not in html
     assert 'href="/memory/agents/retired-bot"' not in html
 
@@ -83,7 +87,7 @@ def test_activity_when_the_agents_cannot_be_listed(alice: Client, fake: FakeCore
             response = alice.get("/activity")
             assert response.status_code == 200  # the events are the portal's own
             assert "Your agents could not be listed just now" in page_text(response)
-            assert "<td>travel-planner</td>" in body(response)
+            assert "travel-planner" in cells(body(response))
             assert 'href="/memory/agents/travel-planner"' not in body(response)
 
 
@@ -93,7 +97,7 @@ def test_display_names_seen_earlier_still_name_agents(alice: Client, fake: FakeC
     agent_names_remember([TRAVEL_PLANNER])
     fake.fail("list_agents", CoreAPIUnavailable("CoreAPI is unavailable, try again.", status=503))
     html = body(alice.get("/activity"))
-    assert "<td>Travel Planner</td>" in html
+    assert "Travel Planner" in cells(html)
     assert 'href="/memory/agents/travel-planner"' not in html
 
 
@@ -108,12 +112,12 @@ def test_activity_filters_by_memory_and_action(alice: Client, fake: FakeCoreAPI)
 
     travel = alice.get("/activity", {"memory": "agent:travel-planner"})
     assert [row.split(" You ")[1] for row in rows(travel)[1:]] == [
-        "Exported What Travel Planner sees — Done",
-        "Edited Travel Planner — Done",
+        "Exported CoreAPI What Travel Planner sees — Done",
+        "Edited CoreAPI Travel Planner — Done",
     ]
     edits = alice.get("/activity", {"memory": "user", "action": "edit"})
     assert [row.split(" You ")[1] for row in rows(edits)[1:]] == [
-        "Edited Shared with every agent — Done"
+        "Edited CoreAPI Shared with every agent — Done"
     ]
     assert '<option value="user" selected>' in body(edits)
     assert "Show all activity" in page_text(edits)
@@ -151,3 +155,145 @@ def test_activity_pages_keep_the_filter(alice: Client, fake: FakeCoreAPI):
 def test_activity_shows_only_the_users_own_events(alice: Client, fake: FakeCoreAPI):
     record(Action.EDIT, upn="bob@contoso.com")
     assert "Nothing recorded yet." in page_text(alice.get("/activity"))
+
+
+# --- which memory system (issue 27) --------------------------------------------------------------
+
+
+def options(html: str, name: str) -> list[str]:
+    """The labels of a select's options, in order."""
+    select = re.search(rf'<select name="{name}"[^>]*>(.*?)</select>', html, re.S)
+    assert select, name
+    return re.findall(r"<option [^>]*>(.*?)</option>", select[1])
+
+
+def legacy_event(upn: str = ALICE, *, outcome: str = "ok") -> AuditEvent:
+    """An event as the legacy steps write it: the store's agent and the store's full name."""
+    return AuditEvent.objects.create(
+        actor_upn=upn, subject_upn=upn, action="delete-entry", source="legacy", outcome=outcome,
+        agent_name="travel-planner", agent_object_id="main.agents.travel_planner_memory",
+    )  # fmt: skip
+
+
+def test_activity_names_and_filters_each_events_system(alice: Client, fake: FakeCoreAPI):
+    record(Action.EDIT, scope="agent", agent=TRAVEL_PLANNER)
+    legacy_event()
+    page = alice.get("/activity")
+    html = body(page)
+    heads, *found = table_rows(html)
+    system = heads.index("System")
+    assert heads[system + 1] == "Memory"
+    assert [(row[system], row[system + 1]) for row in found] == [
+        ("Legacy memory stores", "main.agents.travel_planner_memory"),
+        ("CoreAPI", "Travel Planner"),
+    ]
+    # The filter is a field like the others: its label, its choices named as the rows are.
+    assert '<label for="filter-system">System</label>' in html
+    assert re.search(r'<select name="system" id="filter-system">', html)
+    assert options(html, "system") == ["Any system", "CoreAPI", "Legacy memory stores"]
+
+    legacy = alice.get("/activity", {"system": "legacy"})
+    assert [row[system] for row in table_rows(body(legacy))[1:]] == ["Legacy memory stores"]
+    assert '<option value="legacy" selected>' in body(legacy)
+    coreapi = alice.get("/activity", {"system": "coreapi", "action": "delete-entry"})
+    assert "Nothing matches these filters." in page_text(coreapi)
+
+    gone = alice.get("/activity", {"system": "no-such-system"})
+    assert gone.status_code == 200
+    assert "That filter is not available any more" in page_text(gone)
+    assert 'id="filter-system-error" class="field-error">Choose from the list.' in body(gone)
+
+
+def test_the_audit_trail_names_filters_and_exports_each_events_system(
+    carol: Client, fake: FakeCoreAPI
+):
+    record(Action.EDIT, scope="agent", agent=TRAVEL_PLANNER)
+    legacy_event(outcome="error")
+    page = body(carol.get("/support/audit"))
+    assert '<label for="audit-system">System</label>' in page
+    heads, *found = table_rows(page)
+    system = heads.index("System")
+    assert sorted(row[system] for row in found) == ["CoreAPI", "Legacy memory stores"]
+
+    # A POST like every filter of the trail, back as a GET that keeps it.
+    filtered = carol.post("/support/audit", {"system": "legacy"})
+    assert filtered.status_code == 302 and filtered["Location"] == "/support/audit?system=legacy"
+    legacy = body(carol.get(filtered["Location"]))
+    assert [row[system] for row in table_rows(legacy)[1:]] == ["Legacy memory stores"]
+    assert '<option value="legacy" selected>' in legacy
+
+    exported = carol.get(f"{filtered['Location']}&format=csv")
+    lines = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
+    assert [(line["source"], line["system"], line["memory"]) for line in lines] == [
+        ("legacy", "Legacy memory stores", "main.agents.travel_planner_memory")
+    ]
+    everything = carol.get("/support/audit", {"format": "csv"})
+    lines = list(csv.DictReader(io.StringIO(b"".join(everything.streaming_content).decode())))
+    assert sorted(line["system"] for line in lines) == ["CoreAPI", "Legacy memory stores"]
+
+    wrong = carol.post("/support/audit", {"system": "no-such-system"})
+    assert wrong.status_code == 400
+    assert 'id="audit-system-error" class="field-error">' in body(wrong)
+
+
+def test_a_systems_name_comes_from_one_place(
+    alice: Client, carol: Client, fake: FakeCoreAPI, monkeypatch
+):
+    """A system added to `AuditEvent.Source` (a registry of sources later) is named by its
+    label in Activity, its filter, the audit trail's filter and the admin, unchanged."""
+    members = [(m.name, (m.value, m.label)) for m in AuditEvent.Source]
+    grown = models.TextChoices(
+        "Source", [*members, ("WORKSPACE", ("workspace", "Workspace memory"))]
+    )
+    monkeypatch.setattr(AuditEvent, "Source", grown)
+    AuditEvent.objects.create(
+        actor_upn=ALICE, subject_upn=ALICE, action="edit", source="workspace", outcome="ok"
+    )
+    assert source_label("workspace") == "Workspace memory"
+    assert source_label("retired") == "retired"  # a system gone since: its recorded name
+
+    own = body(alice.get("/activity", {"system": "workspace"}))
+    assert '<option value="workspace" selected>Workspace memory</option>' in own
+    assert "Workspace memory" in table_rows(own)[1]
+    assert '<option value="workspace">Workspace memory</option>' in body(
+        carol.get("/support/audit")
+    )
+    admin = body(carol.get("/admin/memory_ui/auditevent/"))
+    assert 'href="?source=workspace">Workspace memory</a>' in admin
+    assert '<td class="field-system">Workspace memory</td>' in admin
+
+
+# --- how many, why, and which store (issue 32, item 11) -----------------------------------------
+
+
+def test_a_batch_says_how_many_entries_it_deleted_and_restored(alice: Client, fake: FakeCoreAPI):
+    picks = ["agent:travel-planner:1", "agent:travel-planner:0"]
+    preview = alice.post(
+        "/memory/select/preview",
+        {"agent": "travel-planner", "back": "/", "mode": "picked", "pick": picks},
+    )
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
+    assert "Deleted 2 entries" in page_text(done)
+    alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
+    record(Action.DELETE_ENTRY, scope="agent", agent=TRAVEL_PLANNER)  # one entry, on its own
+
+    assert list(AuditEvent.objects.values_list("action", "count")) == [
+        ("delete-entry", None),
+        ("undo", 2),
+        ("delete-entry", 2),
+    ]
+    whats = [row[2] for row in table_rows(body(alice.get("/activity")))[1:]]
+    assert whats == ["Deleted an entry", "Restored (undo) · 2 entries", "Deleted 2 entries"]
+
+
+def test_the_memory_filter_lists_the_legacy_stores_events_name(alice: Client, fake: FakeCoreAPI):
+    record(Action.EDIT, scope="agent", agent=TRAVEL_PLANNER)
+    legacy_event()
+    html = body(alice.get("/activity"))
+    assert options(html, "memory")[-1] == "main.agents.travel_planner_memory"
+
+    store = alice.get("/activity", {"memory": "legacy:main.agents.travel_planner_memory"})
+    assert [row[4] for row in table_rows(body(store))[1:]] == ["main.agents.travel_planner_memory"]
+    # The agent's own memory is a memory apart from the store kept for the same agent.
+    agent = alice.get("/activity", {"memory": "agent:travel-planner"})
+    assert [row[3:5] for row in table_rows(body(agent))[1:]] == [["CoreAPI", "Travel Planner"]]

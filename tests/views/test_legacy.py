@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 import zipfile
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from memory_ui.audit import AuditEvent
 from memory_ui.memory.everything import missing_message
@@ -27,8 +29,9 @@ from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.adapter import CAPABILITIES, READ_ONLY_REASON
 from memory_ui.sources.protocol import Capability, Erasure
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
+from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
-from tests.views.helpers import page_text
+from tests.views.helpers import page_text, refused
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -191,6 +194,20 @@ def test_one_entry_edit_is_a_str_replace(alice: Client, legacy) -> None:
     assert (
         legacy.files[(TRAVEL, ALICE)][PREFS].text == "# Travel\n\n- Prefers window seats\n- Vegan"
     )
+
+
+def test_a_line_that_is_no_number_is_a_400_not_a_500(alice: Client, legacy, caplog) -> None:
+    # "²" passed isdigit() and then failed int(): a 500 and a traceback each time.
+    for line in ("²", "٣x", "-1", "three"):
+        legacy.calls.clear()
+        with caplog.at_level(logging.ERROR):
+            response = alice.get(url("legacy_entry", f"path={PREFS}&line={line}"))
+        assert refused(response, 400), line
+        assert legacy.calls == []  # refused before the store is asked for the file
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # A number that names no entry is still a 404; a good one still opens its line.
+    assert alice.get(url("legacy_entry", f"path={PREFS}&line=99")).status_code == 404
+    assert alice.get(url("legacy_entry", f"path={PREFS}&line=3")).status_code == 200
 
 
 def test_delete_then_undo_recreates_the_path(alice: Client, legacy) -> None:
@@ -360,6 +377,38 @@ def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, 
     assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
 
 
+def test_a_move_that_would_add_nothing_is_not_offered(alice: Client, legacy, fake) -> None:
+    fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert "already there, skipped" in preview and "to add:" not in preview
+    assert "Nothing here is missing from CoreAPI, so moving would add nothing." in preview
+    assert ">Move into CoreAPI</button>" not in preview
+    # The way on is back; deleting the copies CoreAPI already has is offered, not first.
+    back = url("legacy_file", urlencode({"path": PREFS}))
+    assert f'<a href="{back}" role="button">Back</a>' in preview
+    assert '<button type="submit" class="secondary outline">Delete the legacy copies</button>' in (
+        preview
+    )
+    assert 'name="delete_verified" value="on"' in preview
+
+    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    assert "the legacy copy is deleted" in done.content.decode()
+    assert PREFS not in legacy.files[(TRAVEL, ALICE)]
+
+
+def test_a_move_that_would_add_nothing_without_delete_only_goes_back(
+    alice: Client, legacy, fake
+) -> None:
+    legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
+    fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
+    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+
+    assert missing_sentence(Capability.DELETE_ITEM) in preview
+    assert "<button" not in preview.split("<main")[1].split("</main>")[0]
+    assert 'role="button">Back</a>' in preview
+
+
 def test_move_without_delete_capability_says_why_and_keeps_the_copies(
     alice: Client, legacy, fake
 ) -> None:
@@ -390,8 +439,8 @@ def test_a_deletion_request_for_everything_covers_the_legacy_stores(
 
     assert legacy.files[(TRAVEL, ALICE)] == {}
     assert "Other memory systems" in result
-    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>erased</td>", result)
-    assert "<td>not possible</td>" in result and "Cannot be listed." in result
+    assert [TRAVEL, "erased"] in [row[1:3] for row in table_rows(result)]
+    assert "not possible" in cells(result) and "Cannot be listed." in result
     assert AuditEvent.objects.filter(source="legacy", action="erase").exists()
 
 
@@ -502,7 +551,7 @@ def test_erasure_keeps_a_legacy_file_changed_since_the_export(carol: Client, leg
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 
     assert list(legacy.files[(TRAVEL, ALICE)]) == [PREFS]  # berlin erased, PREFS kept
-    assert re.search(rf"<th scope=\"row\">{re.escape(TRAVEL)}</th>\s*<td>partly</td>", result)
+    assert [TRAVEL, "partly"] in [row[1:3] for row in table_rows(result)]
 
 
 def test_support_export_without_the_stores_says_so_and_their_erasure_erases_nothing(
@@ -526,7 +575,7 @@ def test_support_export_without_the_stores_says_so_and_their_erasure_erases_noth
     result = carol.get(clear(carol, request_url)["Location"]).content.decode()
 
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # not exported, so not erased
-    assert "<td>not possible</td>" in result
+    assert "not possible" in cells(result)
     assert legacy_ops.NOT_EXPORTED.replace("'", "&#x27;") in result
 
 
@@ -538,26 +587,53 @@ def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Clie
     audit = carol.get(reverse("support_audit")).content.decode()  # unfiltered: every event
 
     for html in (own, audit):
-        assert f"Legacy memory store: {TRAVEL}" in html
+        # Its system, then the store, each in its own column.
+        (row,) = [row for row in table_rows(html) if TRAVEL in row]
+        assert row[row.index(TRAVEL) - 1] == "Legacy memory stores"
 
 
-def test_admin_lists_and_filters_audit_events_by_source(carol: Client, legacy) -> None:
+def test_admin_lists_and_filters_audit_events_by_system(carol: Client, legacy) -> None:
     alice_client = signed_in(Client(), ALICE)
     alice_client.post(url("legacy_delete"), {"path": PREFS})
+    AuditEvent.objects.create(actor_upn=ALICE, subject_upn=ALICE, action="edit", scope="user")
     changelist = reverse("admin:memory_ui_auditevent_changelist")
 
-    listed = carol.get(changelist, {"source__exact": "legacy"})
+    listed = carol.get(changelist, {"source": "legacy"})
     html = listed.content.decode()
 
     assert listed.status_code == 200
-    assert "column-source" in html and "Legacy memory store" in html
-    assert "By source" in html or "by source" in html
-    assert (
-        carol.get(changelist, {"source__exact": "coreapi"})
-        .content.decode()
-        .count("Legacy memory store</td>")
-        == 0
-    )
+    # The column and the filter say "System", each system named as Activity names it.
+    assert re.search(r'<th scope="col" class="sortable column-system[^"]*">', html)
+    assert "By system" in html
+    assert '<td class="field-system">Legacy memory stores</td>' in html
+    assert 'href="?source=coreapi">CoreAPI</a>' in html
+    assert '<td class="field-system">CoreAPI</td>' not in html
+    coreapi = carol.get(changelist, {"source": "coreapi"}).content.decode()
+    assert '<td class="field-system">CoreAPI</td>' in coreapi
+    assert '<td class="field-system">Legacy memory stores</td>' not in coreapi
+
+
+def test_a_legacy_clear_and_erasure_keep_the_reason_given(alice: Client, carol: Client, legacy):
+    """A store cleared counts its files in the event's count, not in the reason: a person's
+    own clear has none, support's erasure has the request's."""
+    from tests.views.test_support import REASON, clear, export, start
+
+    alice.post(url("legacy_clear"), {"phrase": "clear"})
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Vegan", "Prefs")
+    request_url = start(carol)
+    export(carol, request_url)
+    clear(carol, request_url)
+
+    cleared = AuditEvent.objects.get(source="legacy", action="clear")
+    assert (cleared.reason, cleared.count) == ("", 2)
+    erased = AuditEvent.objects.filter(source="legacy", action="erase", agent_object_id=TRAVEL)
+    assert [(e.reason, e.ticket) for e in erased] == [(REASON, "PRIV-1234")]
+    found = {
+        row[2]: row[-2] for row in table_rows(alice.get(reverse("activity")).content.decode())[1:]
+    }
+    assert found["Cleared · 2 files"] == "—"
+    assert found["Erased (deletion request)"] == f"{REASON} · PRIV-1234"
+    assert not [reason for reason in found.values() if "files" in reason]
 
 
 def test_own_activity_links_legacy_events_to_configured_stores_only(
@@ -570,18 +646,18 @@ def test_own_activity_links_legacy_events_to_configured_stores_only(
         actor_upn=ALICE, subject_upn=ALICE, action="delete-entry", source="legacy",
         agent_name="retired", agent_object_id=gone,
     )  # fmt: skip
-    store_link = f'<a href="{url("legacy_store")}">Legacy memory store: {TRAVEL}</a>'
+    store_link = f'<a href="{url("legacy_store")}">{TRAVEL}</a>'
 
     own = alice.get(reverse("activity")).content.decode()
     audit = carol.get(reverse("support_audit")).content.decode()
 
     assert store_link in own
-    assert f"<td>Legacy memory store: {gone}</td>" in own  # named, not linked
-    assert f"Legacy memory store: {TRAVEL}" in audit and store_link not in audit
+    assert gone in cells(own) and f">{gone}</a>" not in own  # named, not linked
+    assert TRAVEL in cells(audit) and store_link not in audit
 
     settings.LEGACY_STORES_BASE_URL = ""  # the source turned off: its pages are 404s
     off = alice.get(reverse("activity")).content.decode()
-    assert f"<td>Legacy memory store: {TRAVEL}</td>" in off and store_link not in off
+    assert TRAVEL in cells(off) and store_link not in off
 
 
 def test_own_activity_stands_when_the_store_setting_is_unreadable(alice: Client, settings) -> None:
@@ -598,7 +674,7 @@ def test_own_activity_stands_when_the_store_setting_is_unreadable(alice: Client,
     own = alice.get(reverse("activity"))
 
     assert own.status_code == 200
-    assert f"<td>Legacy memory store: {TRAVEL}</td>" in own.content.decode()
+    assert TRAVEL in cells(own.content.decode())
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,22 @@ def test_dashboard_lists_the_users_agents(alice: Client, fake: FakeCoreAPI):
     assert [(c.method, c.user_identity) for c in fake.calls] == [("list_agents", False)]
 
 
+def test_the_shared_memory_is_named_once_and_the_agent_filter_under_its_heading(alice: Client):
+    html = page_html(alice.get("/"))
+    # The section's heading names the shared memory (and links to it); its card does not
+    # say it again, while it loads or once loaded.
+    assert html.count("Shared with every agent") == 1
+    assert '<h2 id="shared-heading" class="section-title"><a href="/memory/user">' in html
+    card = body(alice.get("/cards/user", headers=HTMX))
+    assert "Shared with every agent" not in card and "<h3>" not in card
+    assert 'href="/memory/user">Open</a>' in card
+    # The agent filter follows the heading of the section it filters, and swaps only the
+    # list under it, not itself.
+    heading, form = html.index('id="agents-heading"'), html.index('class="agent-filter"')
+    assert html.index('<section id="agents"') < heading < form < html.index('id="agents-list"')
+    assert 'hx-target="#agents-list" hx-select="#agents-list"' in html
+
+
 def test_dashboard_for_htmx_is_the_agents_fragment(alice: Client):
     response = alice.get("/", headers=HTMX)
     assert response.status_code == 200

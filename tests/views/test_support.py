@@ -21,7 +21,7 @@ from memory_ui import auth
 from memory_ui.models import AuditEvent
 from memory_ui.web.stores.support import PEOPLE_KEPT, SESSION_PEOPLE
 from tests.fake_coreapi import FakeCoreAPI
-from tests.pages import forms
+from tests.pages import cells, forms
 from tests.views.conftest import SUPPORT_ROLE, signed_in
 from tests.views.helpers import (
     body,
@@ -527,6 +527,14 @@ def test_reveal_when_coreapi_refuses(carol: Client, fake: FakeCoreAPI, subtests)
 # --- a deletion request -------------------------------------------------------------------
 
 
+def test_the_deletion_request_starts_with_a_button_that_says_what_it_starts(
+    carol: Client, fake: FakeCoreAPI
+):
+    html = body(look_up(carol))
+    assert '<button type="submit">Start the deletion request</button>' in html
+    assert "Start: reason and ticket" not in html  # read as a label, not an action
+
+
 def test_a_deletion_request_exports_then_clears_every_memory(
     carol: Client, alice: Client, fake: FakeCoreAPI
 ):
@@ -576,9 +584,7 @@ def test_a_deletion_request_exports_then_clears_every_memory(
     subject = resolve(request_url).kwargs["subject"]
     assert f'href="/support/audit?subject={subject}&amp;ticket=PRIV-1234"' in html
     audit = carol.get("/support/audit", {"subject": subject, "ticket": "PRIV-1234"})
-    assert (
-        body(audit).count("<td>Cleared</td>") == 4 and body(audit).count("<td>Exported</td>") == 4
-    )
+    assert cells(body(audit)).count("Cleared") == 4 and cells(body(audit)).count("Exported") == 4
 
     # Reloading the result, or going back, clears nothing more and looks nobody up again.
     fake.calls.clear()
@@ -590,7 +596,7 @@ def test_a_deletion_request_exports_then_clears_every_memory(
     activity = page_text(alice.get("/activity"))
     assert "Support: carol@contoso.com" in activity
     assert f"{REASON} · PRIV-1234" in activity
-    assert "Cleared Travel Planner" in activity
+    assert "Cleared CoreAPI Travel Planner" in activity
 
 
 def test_a_request_for_some_memories_exports_and_clears_only_those(
@@ -839,8 +845,8 @@ def test_audit_page_filters_and_exports_csv(carol: Client, fake: FakeCoreAPI):
     page = carol.get(filtered["Location"])
     html = body(page)
     assert page.status_code == 200 and is_page(page)
-    assert "<td>bob@contoso.com</td>" in html
-    assert "<td>alice@contoso.com</td>" not in html
+    assert "bob@contoso.com" in cells(html)
+    assert "alice@contoso.com" not in cells(html)
     everything = page_text(carol.get("/support/audit"))
     assert "Travel Planner" in everything and "travel-planner" not in everything
 

@@ -44,6 +44,7 @@ def test_a_request_started_while_coreapi_fails_keeps_the_reason_and_ticket(
             assert field_value(html, "ticket") == fields["ticket"]
             assert field_values(html, "scopes") == ["user", "agent:it-helpdesk"]
             assert "Your deletion request was not started" in page_text(response)
+            assert '<button type="submit">Start the deletion request again</button>' in html
             fake.heal()
             # Sent again as it came back, it starts the request.
             again = {n: field_values(html, n) for n in ("nonce", "reason", "ticket", "scopes")}

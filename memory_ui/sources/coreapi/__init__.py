@@ -72,4 +72,5 @@ def source() -> Source:
             | Capability.CONDITIONAL_WRITE
         ),
         primary=True,
+        items=("entry", "entries"),
     )

@@ -236,12 +236,12 @@ def credentials_failed(
 # --- writing -----------------------------------------------------------------------------
 
 
-def _read_for(actor: Actor, action: str, target: Target) -> Memory:
+def _read_for(actor: Actor, action: str, target: Target, count: int | None = None) -> Memory:
     """The document before a write; a failure is audited as the write's."""
     try:
         return memory_read(actor, target)
     except CoreAPIError as exc:
-        audit_step(actor, action, target, error=exc)
+        audit_step(actor, action, target, error=exc, count=count)
         raise
 
 
@@ -266,8 +266,10 @@ def _write(
     send: Callable[[coreapi.CoreAPIClient], Memory],
     done: Callable[[Memory], bool],
     before: Memory | None,
+    count: int | None = None,
 ) -> Memory:
-    """One write, audited with the document before (when read) and after, failed or not.
+    """One write, audited with the document before (when read) and after, failed or not,
+    and with how many entries it took where the caller counts them.
     A write that got no answer is settled by reading again (`done`: is it there?)."""
     try:
         try:
@@ -275,7 +277,7 @@ def _write(
         except CoreAPIOutcomeUnknown as exc:
             result = _settled(actor, target, exc, done)
     except CoreAPIError as exc:
-        audit_step(actor, action, target, error=exc)
+        audit_step(actor, action, target, error=exc, count=count)
         raise
     audit_step(
         actor,
@@ -283,6 +285,7 @@ def _write(
         target,
         before=before.content_markdown if before else None,
         after=result.content_markdown,
+        count=count,
     )
     return result
 
@@ -370,7 +373,9 @@ def _add_once(
     )
 
 
-def _replace(actor: Actor, target: Target, text: str, current: Memory, action: str) -> Memory:
+def _replace(
+    actor: Actor, target: Target, text: str, current: Memory, action: str, count: int | None = None
+) -> Memory:
     """The document becomes `text` if it is still `current` where CoreAPI can tell
     (If-Match); an empty text clears, since CoreAPI refuses empty imports."""
 
@@ -389,6 +394,7 @@ def _replace(actor: Actor, target: Target, text: str, current: Memory, action: s
             send,
             lambda now: content_hash(now.content_markdown) == wanted,
             current,
+            count,
         )
     except CoreAPIPreconditionFailed as exc:
         raise _changed_meanwhile(actor, target, exc) from exc
@@ -402,6 +408,7 @@ def memory_rewrite(
     started_from: Version | None,
     action: str = Action.EDIT,
     keep_arrivals: bool = False,
+    count: int | None = None,
 ) -> Rewritten:
     """Replace the whole document with `transform(current)`, unless it changed since
     `started_from` (then `MemoryChanged`; `started_from=None` overwrites deliberately) or
@@ -414,12 +421,14 @@ def memory_rewrite(
     refused (412) because yet another append landed is merged again, up to
     MERGE_ATTEMPTS times.
 
+    `count`: how many entries the change takes (a batch of deletes), for its audit event.
+
     Where CoreAPI offers conditional writes (docs/conditional-writes.md) the replace
     carries the version it was computed from, so nothing written meanwhile is lost.
     Without them the window is one round trip, and the document is read again right
     after: `moved` says that something else changed it at the same moment."""
     target = _writable(target)
-    current = _read_for(actor, action, target)
+    current = _read_for(actor, action, target, count)
     for attempt in range(1, MERGE_ATTEMPTS + 1):
         arrived = None
         seen = current
@@ -435,7 +444,7 @@ def memory_rewrite(
         if arrived is not None:
             text = with_arrivals(text, arrived)
         try:
-            result = _replace(actor, target, text, current, action)
+            result = _replace(actor, target, text, current, action, count)
             break
         except MemoryChanged as exc:
             if not keep_arrivals or started_from is None or attempt == MERGE_ATTEMPTS:

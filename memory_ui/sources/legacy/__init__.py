@@ -71,6 +71,7 @@ def source() -> Source | None:
         turned_down=True,
         steps=LegacySteps(),
         section="legacy_stores",
+        items=("file", "files"),
         others_note=OTHER_STORES.format(
             contact=settings.LEGACY_STORES_CONTACT or "the Databricks workspace's administrators"
         ),

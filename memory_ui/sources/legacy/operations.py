@@ -160,7 +160,7 @@ def _audit(
     before: str | None = None,
     after: str | None = None,
     error: LegacyStoreError | None = None,
-    reason: str = "",
+    count: int | None = None,
 ) -> None:
     audit_record(
         actor.who,
@@ -172,8 +172,9 @@ def _audit(
         before=before,
         after=after,
         error=error,
-        reason=reason or actor.reason,
+        reason=actor.reason,
         ticket=actor.ticket,
+        count=count,
     )
 
 
@@ -340,12 +341,12 @@ def legacy_file_restore(actor: Actor, store: Store, item: Item) -> Item:
 
 def legacy_store_clear(actor: Actor, store: Store) -> list[Outcome]:
     """Deletes every file of the actor's in `store`; one outcome per file. One event for
-    the store (its reason says how many files, and how many failed)."""
+    the store (its count says how many files, its error how many failed)."""
     backend, subject = _backend(), subject_of(actor)
     rows = _audited(actor, Action.CLEAR, store, lambda: backend.clear_target(subject, store.target))
     kept = [row for row in rows if row.result != "erased"]  # failed, or refused (403)
     error = LegacyStoreError(f"{len(kept)} of {len(rows)} files not deleted") if kept else None
-    _audit(actor, Action.CLEAR, store, error=error, reason=f"{len(rows)} files")
+    _audit(actor, Action.CLEAR, store, error=error, count=len(rows))
     return rows
 
 
@@ -411,5 +412,5 @@ def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]]
             continue
         failed = row.result != "erased"
         error = LegacyStoreError(row.reason or row.result) if failed else None
-        _audit(actor, Action.ERASE, _store(row.target), error=error, reason=row.reason)
+        _audit(actor, Action.ERASE, _store(row.target), error=error)
     return erasure

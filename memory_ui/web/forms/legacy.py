@@ -31,6 +31,13 @@ class LegacyFileForm(forms.Form):
         return path
 
 
+class LegacyLineForm(forms.Form):
+    """Which entry the line editor opens (`?line=`): a line number, or none. A digit int()
+    refuses ("²") is a malformed address like any other, not an error of the portal's."""
+
+    line = forms.IntegerField(min_value=0, required=False)
+
+
 class LegacyFileVersionField(forms.CharField):
     """The version of the legacy file a user started from (`Version.token()`), as a
     required hidden field; a bad one asks to reload the file."""

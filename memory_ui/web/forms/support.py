@@ -10,7 +10,7 @@ from django import forms
 from django.http import QueryDict
 from django.utils.html import format_html
 
-from memory_ui.audit import Action
+from memory_ui.audit import Action, source_choices
 from memory_ui.sources.coreapi.targets import Target
 from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
 from memory_ui.web.forms.fields import DatesInOrder
@@ -163,6 +163,7 @@ class AuditFilterForm(DatesInOrder):
     action = forms.ChoiceField(
         label="Action", required=False, choices=[("", "Any"), *Action.choices]
     )
+    system = forms.ChoiceField(label="System", required=False)
     date_from = forms.DateField(
         label="From",
         required=False,
@@ -178,6 +179,7 @@ class AuditFilterForm(DatesInOrder):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, auto_id="audit-%s", **kwargs)
+        self.fields["system"].choices = [("", "Any"), *source_choices()]
 
     @property
     def problem(self) -> str:
@@ -189,13 +191,15 @@ class AuditFilterForm(DatesInOrder):
 
 class ActivityFilterForm(forms.Form):
     """Which of a user's own events to show: one memory (a target key: `user`, or
-    `agent:<name>` for an agent's own memory and what it sees) and one action."""
+    `agent:<name>` for an agent's own memory and what it sees), one memory system and one
+    action."""
 
     # A bookmarked filter can name a memory or action gone since: the page says so above
     # the events, the field only where to choose again.
     GONE = {"invalid_choice": "Choose from the list."}
 
     memory = forms.ChoiceField(label="Memory", required=False, error_messages=GONE)
+    system = forms.ChoiceField(label="System", required=False, error_messages=GONE)
     action = forms.ChoiceField(
         label="Action",
         required=False,
@@ -206,3 +210,4 @@ class ActivityFilterForm(forms.Form):
     def __init__(self, *args: Any, memory_choices: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, auto_id="filter-%s", **kwargs)
         self.fields["memory"].choices = [("", "Any memory"), *memory_choices]
+        self.fields["system"].choices = [("", "Any system"), *source_choices()]

@@ -1,8 +1,10 @@
 """What happened to memory: a user's own Activity page, and the audit trail for support
 staff (filters and CSV). Both read the append-only audit events, and both name each
 memory as every other page does (`Target.label`): events keep agent names, shown by their
-display names where the portal knows them (`audit.agent_names_known`). A person's own rows
-link to the memory, or to the legacy store, where that page still exists."""
+display names where the portal knows them (`audit.agent_names_known`), and each event's
+memory system by its name for people (`audit.source_label`, the one place for it). A
+person's own rows link to the memory, or to the legacy store, where that page still
+exists."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
-from memory_ui.audit import agent_names_known, agent_names_remember
+from memory_ui.audit import agent_names_known, agent_names_remember, source_items, source_label
 from memory_ui.models import AuditEvent
 from memory_ui.sources.coreapi import Agent, CoreAPIError
 from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target, target_key
@@ -44,6 +46,7 @@ CSV_FIELDS = (
     "error_message", "bytes_before", "sha256_before", "bytes_after", "sha256_after",
     "correlation_id", "source", "destination_scope", "destination_agent_name",
     "destination_agent_object_id", "destination_bytes_after", "destination_sha256_after",
+    "count",
 )  # fmt: skip
 
 
@@ -58,20 +61,31 @@ class EventRow:
     destination: Target | None = None  # where an entry went (moved or copied)
 
     @property
+    def system(self) -> str:
+        """The memory system the event was about, by its name for people."""
+        return source_label(self.event.source)
+
+    @property
     def memory(self) -> str:
-        """The memory's name; on a legacy store's row, which system and which store."""
+        """The memory's name; on a legacy store's row the store's (`system` names the rest)."""
         if self.event.source == AuditEvent.Source.LEGACY:
-            store = self.event.agent_object_id or "every store"
-            return f"{AuditEvent.Source.LEGACY.label}: {store}"
+            return self.event.agent_object_id or "Every store"
         return self.target.label if self.target else "—"
 
     @property
     def what(self) -> str:
-        """The action, and for an entry moved or copied, from where to where."""
+        """The action: for an entry moved or copied, from where to where; for several
+        entries or files at once, how many."""
         done = self.event.get_action_display()
-        if self.destination is None:
+        if self.destination is not None:
+            return f"{done} from {self.memory} to {self.destination.label}"
+        count = self.event.count
+        if count is None or count == 1:
             return done
-        return f"{done} from {self.memory} to {self.destination.label}"
+        items = source_items(self.event.source, count)
+        if self.event.action == AuditEvent.Action.DELETE_ENTRY:
+            return f"Deleted {items}"
+        return f"{done} · {items}"
 
 
 def event_target(event: AuditEvent, agents: dict[str, Agent]) -> Target | None:
@@ -121,17 +135,30 @@ def _own_agents(request: HttpRequest) -> dict[str, Agent] | None:
     return {agent.name: agent for agent in agents}
 
 
+# A legacy store in the Memory filter: this prefix and the store's full name.
+LEGACY_MEMORY = f"{AuditEvent.Source.LEGACY}:"
+
+
 def _memory_choices(
     events: QuerySet[AuditEvent], own: Iterable[str], names: dict[str, Agent]
 ) -> list[tuple[str, str]]:
-    """Shared memory, then every agent the user has or their events name, by display name."""
+    """Shared memory, then every agent the user has or their CoreAPI events name, by
+    display name, then every legacy store their events name, as the rows name it."""
 
     def label(name: str) -> str:
         return names[name].display_name if name in names else name
 
-    mentioned = events.exclude(agent_name="").order_by().values_list("agent_name", flat=True)
+    legacy = Q(source=AuditEvent.Source.LEGACY)
+    names_of = events.order_by().exclude(legacy).exclude(agent_name="")
+    mentioned = names_of.values_list("agent_name", flat=True)
     agents = sorted({*mentioned, *own}, key=lambda name: label(name).casefold())
-    return [("user", USER_MEMORY_LABEL), *((target_key("agent", n), label(n)) for n in agents)]
+    stores_of = events.order_by().filter(legacy).exclude(agent_object_id="")
+    stores = sorted(set(stores_of.values_list("agent_object_id", flat=True)))
+    return [
+        ("user", USER_MEMORY_LABEL),
+        *((target_key("agent", n), label(n)) for n in agents),
+        *((f"{LEGACY_MEMORY}{store}", store) for store in stores),
+    ]
 
 
 def _activity_filtered(
@@ -142,13 +169,20 @@ def _activity_filtered(
     if not form.is_valid():
         return events.none()
     memory, action = form.cleaned_data["memory"], form.cleaned_data["action"]
+    if system := form.cleaned_data["system"]:
+        events = events.filter(source=system)
     # An entry moved or copied is about both memories: it is listed under either.
     if memory == "user":
         events = events.filter(Q(scope="user") | Q(destination_scope="user"))
+    elif memory.startswith(LEGACY_MEMORY):
+        store = memory.removeprefix(LEGACY_MEMORY)
+        events = events.filter(source=AuditEvent.Source.LEGACY, agent_object_id=store)
     elif memory:
-        # An agent's memory: its own document and what it sees (which includes the shared one).
+        # An agent's memory: its own document and what it sees (which includes the shared
+        # one), not the legacy store kept for the same agent (a memory of its own above).
         name = memory.partition(":")[2]
         events = events.filter(Q(agent_name=name) | Q(destination_agent_name=name))
+        events = events.exclude(source=AuditEvent.Source.LEGACY)
     if action:
         events = events.filter(action=action)
     return events
@@ -212,6 +246,8 @@ def _filtered(form: AuditFilterForm) -> QuerySet[AuditEvent]:
         events = events.filter(ticket=data["ticket"].strip())
     if data["action"]:
         events = events.filter(action=data["action"])
+    if data["system"]:
+        events = events.filter(source=data["system"])
     tz = timezone.get_current_timezone()
     if data["date_from"]:
         events = events.filter(created_at__gte=datetime.combine(data["date_from"], time.min, tz))
@@ -228,11 +264,13 @@ class _Echo:
 def _csv_rows(events: QuerySet[AuditEvent]) -> Iterator[str]:
     writer = csv.writer(_Echo())
     names = _known_agents()
-    yield writer.writerow((*CSV_FIELDS, "memory"))
+    # After the recorded fields, as the page names them: the memory and its system.
+    yield writer.writerow((*CSV_FIELDS, "memory", "system"))
     for event in events.iterator(chunk_size=500):
-        target = event_target(event, names)
+        row = EventRow(event, event_target(event, names))
         cells = [getattr(event, name) for name in CSV_FIELDS]
-        yield writer.writerow([_csv_cell(v) for v in (*cells, target.label if target else "")])
+        memory = row.memory if row.memory != "—" else ""
+        yield writer.writerow([_csv_cell(v) for v in (*cells, memory, row.system)])
 
 
 def _csv_cell(value: object) -> object:

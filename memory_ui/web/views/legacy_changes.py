@@ -18,6 +18,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -36,6 +37,7 @@ from memory_ui.web.forms.legacy import (
     LegacyClearForm,
     LegacyEntryForm,
     LegacyFileForm,
+    LegacyLineForm,
     LegacyReplaceForm,
     LegacyUndoForm,
 )
@@ -158,9 +160,13 @@ def edit(request: HtmxHttpRequest, found: Store) -> HttpResponse:
 
 
 def _entry_start(request: HtmxHttpRequest) -> Callable[[str, Item], dict[str, Any]]:
+    form = LegacyLineForm(request.GET)
+    if not form.is_valid():
+        raise BadRequest("Not a line number.")
+    line = form.cleaned_data["line"] or 0
+
     def begin(path: str, item: Item) -> dict[str, Any]:
-        line = request.GET.get("line", "")
-        chosen = dict(entries_of(item)).get(int(line) if line.isdigit() else 0)
+        chosen = dict(entries_of(item)).get(line)
         if chosen is None:
             raise Http404("No such entry in this file.")
         return {"mode": "entry", "old": chosen, "new": chosen}
