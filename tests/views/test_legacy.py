@@ -27,6 +27,7 @@ from memory_ui.sources.protocol import Capability
 from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
+from tests.views.test_news import Clock, agent_adds
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -356,6 +357,43 @@ def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, 
     assert "already there" in again
     assert fake.text("travel-planner") == before
     assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
+
+
+def test_a_moved_file_keeps_its_time_is_not_new_and_is_one_activity_event(
+    alice: Client, legacy, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Visits recorded on 1 December, 09:00; the legacy file last changed at 09:30 (NOW).
+    clock = Clock()
+    monkeypatch.setattr("memory_ui.visits.timezone", clock)
+    alice.get("/memory/agents/travel-planner")
+    agent_adds(fake, clock, "travel-planner", "- Window seat on night trains", "Trip talk")
+
+    alice.post(url("legacy_move"), {"path": PREFS})
+    page = alice.get("/memory/agents/travel-planner").content.decode()
+
+    reason = f"Moved from {TRAVEL} {PREFS} (file last changed 2026-12-01T09:30:00Z)"
+    assert reason in fake.text("travel-planner")  # the file's own time, in the append
+    moved = page_entry(page, "Vegan")
+    assert "entry-new" not in moved and "Moved in" in moved
+    assert 'the file last changed <time datetime="2026-12-01T09:30:00+00:00"' in moved
+    assert "entry-new" in page_entry(page, "Window seat")  # what the agent added still is
+    assert AuditEvent.objects.filter(action="append").count() == 0
+    event = AuditEvent.objects.get(action="move")
+    assert (event.reason, event.destination_agent_name) == (reason, "travel-planner")
+
+    alice.post(url("legacy_move"), {"path": PREFS})  # everything is there: nothing done
+
+    page = alice.get(reverse("activity")).content.decode()
+    activity = page[page.index('<table class="events">') : page.index("</table>")]
+    assert activity.count("<tr>") == 2  # the header row and the one move
+    assert "Added a note" not in activity and activity.count("Moved into CoreAPI") == 1
+
+
+def page_entry(html: str, text: str) -> str:
+    """The memory page's entry (from its <li class="entry…"> to the next) holding `text`."""
+    found = [part for part in html.split('<li class="entry')[1:] if text in part]
+    assert len(found) == 1, text
+    return found[0]
 
 
 def test_move_without_delete_capability_says_why_and_keeps_the_copies(
