@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import zipfile
 from collections.abc import Iterator
@@ -120,3 +121,15 @@ def test_a_store_refusing_the_portals_token_does_not_ask_to_sign_in_again(
     manifest = json.loads(_archive(export).read("manifest.json"))
     assert manifest["missing_sources"][0]["message"] == MISSING_MESSAGE
     assert "Sign in again" not in alice.get(reverse("dashboard")).content.decode()
+
+
+def test_search_counts_the_legacy_files_with_coreapi_s_entries(alice: Client, stores) -> None:
+    def summary(query: str) -> str:
+        html = alice.get(reverse("search"), {"q": query}).content.decode()
+        found = re.search(r'<p id="search-summary"[^>]*>([^<]*)</p>', html)
+        assert found, "no summary"
+        return found[1]
+
+    assert summary("Adlon") == "1 match in 1 memory."  # only the Berlin trip's file
+    # Travel Planner's CoreAPI entry and the legacy preferences file.
+    assert summary("aisle seats") == "2 matches in 2 memories."

@@ -9,6 +9,7 @@ import io
 import json
 import re
 import zipfile
+from unittest.mock import Mock
 
 import pytest
 from django.test import Client
@@ -28,6 +29,7 @@ from memory_ui.web.legacy_erasure import MISSING_MESSAGE
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.views.conftest import signed_in
 from tests.views.test_news import Clock, agent_adds
+from tests.views.test_search import summary
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -322,6 +324,25 @@ def test_search_covers_the_legacy_files_and_links_to_each(alice: Client, legacy)
     assert f"{url('legacy_file')}?path={PREFS}" in html
     assert "<mark>aisle seats</mark>" in html
     assert "berlin" not in html.lower()
+
+
+def test_search_counts_count_the_legacy_files_too(
+    alice: Client, legacy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Vegan snacks in the desk drawer")
+    only_legacy = alice.get(reverse("search"), {"q": "vegan"})
+    both = alice.get(reverse("search"), {"q": "aisle seats"})
+
+    assert summary(only_legacy) == "2 matches in 2 memories."  # one file in each store
+    assert "2 matches in 2 stores" in only_legacy.content.decode()
+    assert "No memory yet" not in only_legacy.content.decode()
+    assert "Nothing matches" not in only_legacy.content.decode()
+    # One CoreAPI entry (Travel Planner's) and the legacy file: four results would not do.
+    assert summary(both) == "2 matches in 2 memories."
+
+    monkeypatch.setattr(legacy, "search", Mock(side_effect=LegacyUnavailable()))
+    failed = alice.get(reverse("search"), {"q": "aisle seats"})
+    assert summary(failed) == "1 match in 1 memory; 1 could not be searched."
 
 
 def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
