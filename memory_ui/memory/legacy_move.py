@@ -32,7 +32,7 @@ from memory_ui.sources.coreapi.operations import (
     memory_read,
     one_event,
 )
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
 from memory_ui.sources.legacy import LegacyStoreError
 from memory_ui.sources.legacy.operations import (
     SOURCE,
@@ -90,6 +90,28 @@ class PlannedFile:
 class LegacyMovePlan:
     files: tuple[PlannedFile, ...]
     errors: tuple[tuple[str, str], ...] = ()  # (path or store, user-safe message)
+
+    @property
+    def widening(self) -> str:
+        """What the preview says before a move that widens who reads the text; "" when it
+        does not. A store is listed to everyone (their own files), also when the person
+        cannot use its agent in CoreAPI; then the text goes to the memory shared with every
+        agent, so agents that never read it would. No destination keeps readership as it
+        was (that agent's memory is not theirs), and the store is being turned down, so the
+        move stays offered and says so plainly (README, Legacy memory stores)."""
+        if not any(planned.destination.scope == "user" for planned in self.files):
+            return ""
+        if len(self.files) == 1:
+            return (
+                "The agent that kept this file is not one of your agents in CoreAPI, so it "
+                f"goes to “{USER_MEMORY_LABEL}”: every agent you use will read it, not only "
+                "the one that kept it. To keep it from the others, do not move it."
+            )
+        return (
+            "The agent that kept these files is not one of your agents in CoreAPI, so they "
+            f"go to “{USER_MEMORY_LABEL}”: every agent you use will read them, not only the "
+            "one that kept them. To keep them from the others, do not move them."
+        )
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,23 @@ def test_search_counts_the_legacy_files_with_coreapi_s_entries(alice: Client, st
     assert summary("Adlon") == "1 match in 1 memory."  # only the Berlin trip's file
     # Travel Planner's CoreAPI entry and the legacy preferences file.
     assert summary("aisle seats") == "2 matches in 2 memories."
+
+
+def test_a_move_into_the_shared_memory_says_every_agent_will_read_it(
+    alice: Client, stores, settings
+) -> None:
+    def preview() -> str:
+        url = reverse("legacy_move", args=[TRAVEL])
+        return alice.get(url, {"path": "/memories/preferences.md"}).content.decode()
+
+    assert "not one of your agents" not in preview()  # into Travel Planner's own memory
+
+    settings.LEGACY_STORES_AGENTS = json.dumps({"no-such-agent": TRAVEL})
+    legacy_ops.reset_caches()
+    html = preview()
+
+    assert "Into <strong>Shared with every agent</strong>" in html
+    assert (
+        "is not one of your agents in CoreAPI, so it goes to “Shared with every agent”: every "
+        "agent you use will read it, not only the one that kept it." in html
+    )

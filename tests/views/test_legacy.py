@@ -417,6 +417,25 @@ def page_entry(html: str, text: str) -> str:
     return found[0]
 
 
+def test_a_move_that_widens_who_reads_the_text_says_so_before(alice: Client, legacy, fake) -> None:
+    own_agent = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    assert "not one of your agents" not in own_agent
+
+    fake.agents = [agent for agent in fake.agents if agent.name != "travel-planner"]
+    one = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    every = alice.get(url("legacy_move")).content.decode()
+
+    assert "Into <strong>Shared with every agent</strong>" in one
+    widening = re.search(r'<p id="move-widening"[^>]*><strong>([^<]*)</strong>', one)
+    assert widening and widening[1] == (
+        "The agent that kept this file is not one of your agents in CoreAPI, so it goes to "
+        "“Shared with every agent”: every agent you use will read it, not only the one that "
+        "kept it. To keep it from the others, do not move it."
+    )
+    assert '<button type="submit" aria-describedby="move-widening">Move into CoreAPI' in one
+    assert "every agent you use will read them" in every
+
+
 def test_move_without_delete_capability_says_why_and_keeps_the_copies(
     alice: Client, legacy, fake
 ) -> None:
