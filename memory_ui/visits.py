@@ -5,8 +5,8 @@ An entry is new when its own timestamp (the `## Added …` line an agent wrote) 
 than the visit, and the memory is no longer the version seen then. Entries without a
 time (a preamble, a document without dated entries) are never counted new: there is
 nothing to tell when they came. Nor is a file moved in from an older memory system: its
-heading is the time of the move, and its reason gives the file's own time. Nothing here reads or keeps content: a visit is a time
-and a version token.
+heading is the time of the move, and its reason gives the file's own time. Nothing here
+reads or keeps content: a visit is a time and a version token.
 """
 
 from __future__ import annotations

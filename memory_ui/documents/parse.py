@@ -23,7 +23,8 @@ MOVED_FILE_REASON = re.compile(
 
 
 def moved_file_reason(origin: str, changed: datetime | None) -> str:
-    """ "Moved from <origin>", with the file's last change when the system gave one."""
+    """The reason "Moved from <origin>", with the file's last change when its system
+    gave one."""
     reason = f"Moved from {origin}"
     if changed is None:
         return reason

@@ -61,6 +61,9 @@ class Result(enum.StrEnum):
     FAILED = "failed"  # nothing known to be appended (see `reason`)
 
 
+UNFINISHED = (Result.FAILED, Result.NOT_VERIFIED)
+
+
 @dataclass(frozen=True)
 class PlannedFile:
     """One legacy file in a preview: where its text goes, what is new and what is there."""
@@ -219,9 +222,6 @@ def legacy_move_preview(
             )
         )
     return LegacyMovePlan(tuple(planned), tuple(errors))
-
-
-UNFINISHED = (Result.FAILED, Result.NOT_VERIFIED)
 
 
 def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
