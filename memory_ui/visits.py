@@ -4,8 +4,9 @@ and which entries were added after that.
 An entry is new when its own timestamp (the `## Added …` line an agent wrote) is later
 than the visit, and the memory is no longer the version seen then. Entries without a
 time (a preamble, a document without dated entries) are never counted new: there is
-nothing to tell when they came. Nothing here reads or keeps content: a visit is a time
-and a version token.
+nothing to tell when they came. Nor is a file moved in from an older memory system: its
+heading is the time of the move, and its reason gives the file's own time. Nothing here
+reads or keeps content: a visit is a time and a version token.
 """
 
 from __future__ import annotations
@@ -75,7 +76,12 @@ def new_since(loaded: Loaded, since: datetime | None, seen_version: str = "") ->
         return []
     if seen_version and Version.of(loaded.memory).token() == seen_version:
         return []
-    entries = [e for e in loaded.prepared.document.entries if e.timestamp and e.timestamp > since]
+    # A file moved in from an older system is dated by the move, not by its own time.
+    entries = [
+        e
+        for e in loaded.prepared.document.entries
+        if e.timestamp and e.timestamp > since and e.file_changed is None
+    ]
     # Newest first; entries of the same second in the order they were added.
     return sorted(entries, key=lambda e: (e.timestamp or since, e.index), reverse=True)
 

@@ -35,6 +35,7 @@ from memory_ui.documents.parse import (
     OutOfRangeError,
     count_entries,
     list_items_between,
+    moved_file_reason,
     parse_document,
 )
 from memory_ui.documents.render import render_markdown
@@ -55,6 +56,7 @@ __all__ = [
     "entry_heading",
     "entry_label",
     "list_items_between",
+    "moved_file_reason",
     "neutralise_entry_headings",
     "neutralise_provenance",
     "outline",

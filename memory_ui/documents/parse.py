@@ -14,6 +14,22 @@ from markdown_it import MarkdownIt
 from memory_ui.documents.outline import Outline, is_blank, outline, split_lines
 from memory_ui.text import without_bidi_controls
 
+# The reason a file moved in from an older memory system is appended with (built by
+# `moved_file_reason`): CoreAPI stamps the heading with the time of the move, so the file's
+# own time travels in the reason.
+MOVED_FILE_REASON = re.compile(
+    r"Moved from .+ \(file last changed (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)"
+)
+
+
+def moved_file_reason(origin: str, changed: datetime | None) -> str:
+    """The reason "Moved from <origin>", with the file's last change when its system
+    gave one."""
+    reason = f"Moved from {origin}"
+    if changed is None:
+        return reason
+    return f"{reason} (file last changed {changed.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ})"
+
 
 class OutOfRangeError(ValueError):
     """An entry index or line range that does not exist in the document."""
@@ -46,8 +62,19 @@ class Entry:
         return self.kind != "preamble"
 
     @property
+    def file_changed(self) -> datetime | None:
+        """When the file this entry was moved in from last changed (its reason says so:
+        `moved_file_reason`); None for any other entry."""
+        found = MOVED_FILE_REASON.fullmatch(self.reason or "")
+        if found is None:
+            return None
+        return datetime.strptime(found[1], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+    @property
     def provenance_label(self) -> str:
         """How the entry came to be, in words; its date, when `dated`, follows."""
+        if self.file_changed is not None:
+            return "Moved in"
         return {"added": "Added", "imported": "Imported"}.get(
             self.kind, "Before the first dated entry"
         )

@@ -5,10 +5,13 @@ A file goes to the CoreAPI memory of the agent its store belongs to (LEGACY_STOR
 or to the memory shared with every agent when the user has no such agent. Its text is cut
 into items (list items and paragraphs); an item whose text the agent already reads (its own
 memory or the shared one, whitespace ignored) is skipped. The rest is appended with the
-reason "Moved from <store> <path>", then read back: a file counts as verified only when
-every item is in CoreAPI. Only verified files are deleted from the store, and only when
-asked. Since what is already there is skipped, running the move twice adds nothing and a
-move that failed halfway is resumed by running it again. Every step is audited.
+reason "Moved from <store> <path> (file last changed <its update time>)" (CoreAPI dates
+the heading by the move itself, so the file's own time is kept in the reason), then read
+back: a file counts as verified only when every item is in CoreAPI. Only verified files
+are deleted from the store, and only when asked. Since what is already there is skipped,
+running the move twice adds nothing and a move that failed halfway is resumed by running it
+again. Audited as one `move` event per file that was moved or failed (the append inside
+records none of its own), nothing for a file already there, and the deletions.
 """
 
 from __future__ import annotations
@@ -17,11 +20,19 @@ import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from memory_ui.audit import Action, audit_record
+from memory_ui.documents import moved_file_reason
 from memory_ui.sources.coreapi import Agent, CoreAPIError
-from memory_ui.sources.coreapi.operations import Actor, agents_list, memory_append, memory_read
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.coreapi.operations import (
+    Actor,
+    agents_list,
+    memory_append,
+    memory_read,
+    one_event,
+)
+from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
 from memory_ui.sources.legacy import LegacyStoreError
 from memory_ui.sources.legacy.operations import (
     SOURCE,
@@ -50,6 +61,9 @@ class Result(enum.StrEnum):
     FAILED = "failed"  # nothing known to be appended (see `reason`)
 
 
+UNFINISHED = (Result.FAILED, Result.NOT_VERIFIED)
+
+
 @dataclass(frozen=True)
 class PlannedFile:
     """One legacy file in a preview: where its text goes, what is new and what is there."""
@@ -61,6 +75,7 @@ class PlannedFile:
     new_items: tuple[str, ...]
     present_items: tuple[str, ...]
     version: str  # the legacy file as planned (file_version token): deleted only unchanged
+    updated: datetime | None = None  # the file's last change, as its store gives it
 
     @property
     def step(self) -> Step:
@@ -70,8 +85,8 @@ class PlannedFile:
 
     @property
     def reason(self) -> str:
-        """The reason CoreAPI records with the append."""
-        return f"Moved from {self.store.key} {self.path}"
+        """The reason CoreAPI records with the append, with the file's own time."""
+        return moved_file_reason(f"{self.store.key} {self.path}", self.updated)
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,28 @@ class LegacyMovePlan:
         """CoreAPI already has every item (or there is none): a move would add nothing."""
         return not any(planned.new_items for planned in self.files)
 
+    @property
+    def widening(self) -> str:
+        """What the preview says before a move that widens who reads the text; "" when it
+        does not. A store is listed to everyone (their own files), also when the person
+        cannot use its agent in CoreAPI; then the text goes to the memory shared with every
+        agent, so agents that never read it would. No destination keeps readership as it
+        was (that agent's memory is not theirs), and the store is being turned down, so the
+        move stays offered and says so plainly (README, Legacy memory stores)."""
+        if not any(planned.destination.scope == "user" for planned in self.files):
+            return ""
+        if len(self.files) == 1:
+            return (
+                "The agent that kept this file is not one of your agents in CoreAPI, so it "
+                f"goes to “{USER_MEMORY_LABEL}”: every agent you use will read it, not only "
+                "the one that kept it. To keep it from the others, do not move it."
+            )
+        return (
+            "The agent that kept these files is not one of your agents in CoreAPI, so they "
+            f"go to “{USER_MEMORY_LABEL}”: every agent you use will read them, not only the "
+            "one that kept them. To keep them from the others, do not move them."
+        )
+
 
 @dataclass(frozen=True)
 class MovedFile:
@@ -91,6 +128,13 @@ class MovedFile:
     result: Result
     deleted: bool = False  # the legacy copy was deleted (only verified ones, when asked)
     reason: str = ""
+    written: str | None = None  # the destination document after this file's append
+
+    @property
+    def did_something(self) -> bool:
+        """Appended or failed: what the move's event is for (a file already there changed
+        nothing in CoreAPI; deleting its copy is an event of its own)."""
+        return self.written is not None or self.result in UNFINISHED
 
 
 @dataclass(frozen=True)
@@ -179,13 +223,16 @@ def legacy_move_preview(
                 new_items=tuple(i for i in items if not _present(i, documents)),
                 present_items=tuple(i for i in items if _present(i, documents)),
                 version=item.version or "",
+                updated=item.updated,
             )
         )
     return LegacyMovePlan(tuple(planned), tuple(errors))
 
 
 def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
-    failed = moved.result in (Result.FAILED, Result.NOT_VERIFIED)
+    """The move's one event: from which store to which CoreAPI memory."""
+    failed = moved.result in UNFINISHED
+    destination = moved.planned.destination
     audit_record(
         actor.who,
         Action.MOVE,
@@ -197,20 +244,24 @@ def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
         error=LegacyStoreError(moved.reason or moved.result) if failed else None,
         reason=moved.planned.reason,
         ticket=actor.ticket,
+        destination_scope=destination.scope,
+        destination_agent=destination.agent,
+        destination_after=moved.written,
     )
 
 
-def _append(actor: Actor, planned: PlannedFile) -> str:
-    """Appends the file's new items; "" when done, else the user-safe reason."""
+def _append(actor: Actor, planned: PlannedFile) -> tuple[str | None, str]:
+    """Appends the file's new items: the destination after (None when nothing was sent or
+    it failed) and "" when done, else the user-safe reason."""
     if not planned.new_items:
-        return ""
+        return None, ""
+    text = "\n".join(planned.new_items)
     try:
-        memory_append(
-            actor, planned.destination, "\n".join(planned.new_items), reason=planned.reason
-        )
+        with one_event():  # the move's own event says it (`_audit_move`)
+            memory = memory_append(actor, planned.destination, text, reason=planned.reason)
     except CoreAPIError as exc:
-        return exc.message
-    return ""
+        return None, exc.message
+    return memory.content_markdown, ""
 
 
 def _delete_verified(actor: Actor, planned: PlannedFile) -> str:
@@ -238,10 +289,10 @@ def legacy_move_run(
     CoreAPI when `delete_verified`. `progress` is called after each file's append (with
     its provisional result) so a command can draw a progress bar."""
     plan = legacy_move_preview(actor, store, paths)
-    appended: list[tuple[PlannedFile, str]] = []
+    appended: list[tuple[PlannedFile, str | None, str]] = []
     for planned in plan.files:
-        failure = _append(actor, planned)
-        appended.append((planned, failure))
+        written, failure = _append(actor, planned)
+        appended.append((planned, written, failure))
         if progress:
             result = Result.FAILED if failure else Result.MOVED
             progress(MovedFile(planned, result, reason=failure))
@@ -253,12 +304,13 @@ def legacy_move_run(
         except CoreAPIError as exc:
             read_back_failure = exc.message
     report = []
-    for planned, failure in appended:
-        moved = _verify(planned, failure, documents, read_back_failure)
+    for planned, written, failure in appended:
+        moved = replace(_verify(planned, failure, documents, read_back_failure), written=written)
         if delete_verified and moved.result in (Result.MOVED, Result.ALREADY_THERE):
             reason = _delete_verified(actor, planned)
             moved = replace(moved, deleted=not reason, reason=reason)
-        _audit_move(actor, moved, "\n".join(planned.new_items + planned.present_items))
+        if moved.did_something:
+            _audit_move(actor, moved, "\n".join(planned.new_items + planned.present_items))
         report.append(moved)
     failed = tuple(
         MovedFile(_unread(store, path), Result.FAILED, reason=m) for path, m in plan.errors

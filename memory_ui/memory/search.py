@@ -327,6 +327,32 @@ class LegacyResults:
     hits: list[LegacyHit] = field(default_factory=list)
     error: LegacyStoreError | None = None
 
+    @property
+    def stores(self) -> int:
+        """The stores with a matching file: each is a memory, as a CoreAPI one is."""
+        return len({hit.store.key for hit in self.hits})
+
+
+@dataclass(frozen=True)
+class SearchCounts:
+    """What the search came to in every system searched: the page's one sentence."""
+
+    matches: int
+    memories: int
+    unsearched: int  # memories (the legacy stores as one) that could not be searched
+    nothing_remembered: bool  # no system holds anything that could match
+
+
+def search_counts(results: SearchResults, legacy: LegacyResults | None) -> SearchCounts:
+    """CoreAPI's results and the legacy stores' counted together."""
+    legacy = legacy or LegacyResults()
+    return SearchCounts(
+        matches=results.total + len(legacy.hits),
+        memories=len(results.matched) + legacy.stores,
+        unsearched=len(results.errors) + (legacy.error is not None),
+        nothing_remembered=results.nothing_remembered and not legacy.hits and not legacy.error,
+    )
+
 
 def legacy_search_results(actor: Actor, query: SearchQuery) -> LegacyResults | None:
     """The user's legacy store files matching `query.text`, or None when they are not

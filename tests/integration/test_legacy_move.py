@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from django.core.management import CommandError, call_command
 from devstack.coreapi import Faults
 from devstack.coreapi.app import emulator
 from devstack.serve import RunningServer
+from memory_ui.documents import parse_document
 from memory_ui.identity import Identity
 from memory_ui.memory.legacy_move import (
     MovedFile,
@@ -95,14 +97,22 @@ def test_preview_says_where_each_text_goes_and_what_is_already_there(alice: Acto
     assert prefs.new_items == ("- Vegetarian meals on flights longer than three hours.",)
     assert files[PROFILE].step is Step.ALREADY_THERE  # in the memory shared with every agent
     assert files[BERLIN].step is Step.MOVE and len(files[BERLIN].new_items) == 2
-    assert prefs.reason == f"Moved from {TRAVEL} {PREFERENCES}"
+    updated = ops.legacy_file_read(alice, _travel(alice), PREFERENCES).updated
+    assert updated is not None
+    assert prefs.reason == f"Moved from {TRAVEL} {PREFERENCES} (file last changed {_z(updated)})"
     assert plan.errors == ()
+
+
+def _z(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     alice: Actor, settings
 ) -> None:
     before = _agent_memory(alice, settings)
+    berlin_changed = ops.legacy_file_read(alice, _travel(alice), BERLIN).updated
+    assert berlin_changed is not None
 
     report = legacy_move_run(alice, _travel(alice))
 
@@ -114,15 +124,22 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     after = _agent_memory(alice, settings)
     assert after.count("Vegetarian meals") == 1 and after.count("Hotel Adlon") == 1
     assert after.count("aisle seats") == before.count("aisle seats") == 1
-    assert f"Moved from {TRAVEL} {BERLIN}" in after  # CoreAPI keeps the append's reason
+    # CoreAPI keeps the append's reason, with the file's own time; the portal reads it back.
+    assert f"Moved from {TRAVEL} {BERLIN} (file last changed {_z(berlin_changed)})" in after
+    moved = parse_document(after).entries[-1]
+    assert moved.file_changed == berlin_changed.replace(microsecond=0)
+    assert moved.provenance_label == "Moved in"
 
     again = legacy_move_run(alice, _travel(alice))
 
     assert set(_results(again).values()) == {Result.ALREADY_THERE}
     assert _agent_memory(alice, settings) == after
+    # One event per file moved, none for the file already there or the second run, and
+    # none of the appends inside (Activity read them as the person's own notes).
     moves = AuditEvent.objects.filter(action="move", source="legacy")
-    assert moves.count() == 6 and {m.outcome for m in moves} == {"ok"}
-    assert AuditEvent.objects.filter(action="append", source="coreapi").count() == 2
+    assert moves.count() == 2 and {m.outcome for m in moves} == {"ok"}
+    assert {m.destination_agent_name for m in moves} == {"travel-planner"}
+    assert not AuditEvent.objects.filter(action="append").exists()
     assert ops.legacy_files(alice, _travel(alice)).items  # nothing deleted unless asked
 
 
@@ -142,7 +159,8 @@ def test_a_failure_halfway_is_resumed_by_running_again(
     }
     assert "Hotel Adlon" not in _agent_memory(alice, settings)
     failed = AuditEvent.objects.filter(action="move", outcome="error")
-    assert failed.count() == 1 and failed.get().reason == f"Moved from {TRAVEL} {BERLIN}"
+    assert failed.count() == 1
+    assert failed.get().reason.startswith(f"Moved from {TRAVEL} {BERLIN} (file last changed ")
     faults.error_rate = 0.0
 
     resumed = legacy_move_run(alice, _travel(alice))

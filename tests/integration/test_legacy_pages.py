@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import zipfile
 from collections.abc import Iterator
@@ -207,3 +208,35 @@ def test_a_deletion_request_shows_every_store_before_and_reports_what_was_left_a
     assert "PPO Plus" in stores.entry(BENEFITS, ALICE, ENROLMENT).contents
     assert "monthly close" in stores.entry(FINANCE, ALICE, "/memories/reports.md").contents
     legacy_ops.reset_caches()
+
+
+def test_search_counts_the_legacy_files_with_coreapi_s_entries(alice: Client, stores) -> None:
+    def summary(query: str) -> str:
+        html = alice.get(reverse("search"), {"q": query}).content.decode()
+        found = re.search(r'<p id="search-summary"[^>]*>([^<]*)</p>', html)
+        assert found, "no summary"
+        return found[1]
+
+    assert summary("Adlon") == "1 match in 1 memory."  # only the Berlin trip's file
+    # Travel Planner's CoreAPI entry and the legacy preferences file.
+    assert summary("aisle seats") == "2 matches in 2 memories."
+
+
+def test_a_move_into_the_shared_memory_says_every_agent_will_read_it(
+    alice: Client, stores, settings
+) -> None:
+    def preview() -> str:
+        url = reverse("legacy_move", args=[TRAVEL])
+        return alice.get(url, {"path": "/memories/preferences.md"}).content.decode()
+
+    assert "not one of your agents" not in preview()  # into Travel Planner's own memory
+
+    settings.LEGACY_STORES_AGENTS = json.dumps({"no-such-agent": TRAVEL})
+    legacy_ops.reset_caches()
+    html = preview()
+
+    assert "Into <strong>Shared with every agent</strong>" in html
+    assert (
+        "is not one of your agents in CoreAPI, so it goes to “Shared with every agent”: every "
+        "agent you use will read it, not only the one that kept it." in html
+    )

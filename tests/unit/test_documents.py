@@ -11,6 +11,7 @@ from memory_ui.documents import (
     content_hash,
     count_entries,
     entry_label,
+    moved_file_reason,
     neutralise_entry_headings,
     neutralise_provenance,
     parse_document,
@@ -669,3 +670,18 @@ def test_neutralise_provenance_escapes_only_a_provenance_looking_first_line():
         "> operation: op-1 · session: s-1\n- x"
     )
     assert parse_document(imported).entries[0].operation_id is None
+
+
+def test_a_file_moved_in_keeps_its_own_time_in_the_reason() -> None:
+    changed = datetime(2026, 5, 1, 10, 0, 7, 250, tzinfo=UTC)
+    reason = moved_file_reason("main.agents.travel_planner_memory /memories/a b.md", changed)
+    text = f"## Added 2026-12-04T22:00:00Z — {reason}\n\n- Vegan\n\n## Added 2026-12-04T22:01:00Z — Moved from Travel Planner\n\n- Aisle\n"
+
+    moved, entry_moved = parse_document(text).entries
+
+    assert reason.endswith("(file last changed 2026-05-01T10:00:07Z)")
+    assert moved.file_changed == changed.replace(microsecond=0)
+    assert moved.provenance_label == "Moved in"
+    # An entry moved between CoreAPI memories keeps its heading's time: not a file's.
+    assert entry_moved.file_changed is None and entry_moved.provenance_label == "Added"
+    assert moved_file_reason("store /memories/a.md", None) == "Moved from store /memories/a.md"

@@ -13,16 +13,23 @@ import pytest
 from devstack.coreapi import formats
 from memory_ui.memory.search import (
     EXCERPT_CONTEXT,
+    LegacyHit,
+    LegacyResults,
     Limits,
     SearchQuery,
     Segment,
     day_range,
     excerpt,
+    search_counts,
     search_loaded,
 )
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable, Memory
 from memory_ui.sources.coreapi.operations import Loaded
 from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.legacy import LegacyUnavailable
+from memory_ui.sources.legacy.operations import Store
+from memory_ui.sources.protocol import Capability
+from memory_ui.sources.protocol import Target as SourceTarget
 
 TRAVEL = Agent(name="travel-planner", object_id="/agents/travel-planner", display_name="Travel")
 HELPDESK = Agent(name="it-helpdesk", object_id="/agents/it-helpdesk", display_name="IT Helpdesk")
@@ -232,3 +239,26 @@ def test_an_empty_text_lists_everything_the_other_filters_let_through(text: str)
     assert search(loaded(USER), text=text).total == 3
     assert not SearchQuery(text="").filtered
     assert SearchQuery(reason="x").filtered
+
+
+def _legacy_hit(store: str, path: str) -> LegacyHit:
+    target = SourceTarget("legacy", store, store, "", None)
+    return LegacyHit(Store(target, Capability(0)), path, "", [])
+
+
+def test_counts_take_every_system_searched():
+    results = search(loaded(USER), loaded("", Target("agent", TRAVEL)), text="prefers")
+    legacy = LegacyResults(
+        [_legacy_hit("a", "/memories/x.md"), _legacy_hit("a", "/y.md"), _legacy_hit("b", "/z.md")]
+    )
+
+    counts = search_counts(results, legacy)
+
+    assert (counts.matches, counts.memories, counts.unsearched) == (4, 3, 0)
+    assert search_counts(results, None).matches == 1
+    failed = search_counts(results, LegacyResults(error=LegacyUnavailable()))
+    assert (failed.matches, failed.memories, failed.unsearched) == (1, 1, 1)
+    # CoreAPI holds nothing, a legacy store does: there is memory.
+    empty = search(loaded(""), text="x")
+    assert empty.nothing_remembered and search_counts(empty, None).nothing_remembered
+    assert not search_counts(empty, LegacyResults([_legacy_hit("a", "/x.md")])).nothing_remembered

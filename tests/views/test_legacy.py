@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import zipfile
+from unittest.mock import Mock
 
 import pytest
 from django.test import Client
@@ -32,6 +33,8 @@ from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
 from tests.views.helpers import page_text, refused
+from tests.views.test_news import Clock, agent_adds
+from tests.views.test_search import summary
 
 TRAVEL = STORES["travel-planner"]
 ALICE = "alice@contoso.com"
@@ -342,6 +345,25 @@ def test_search_covers_the_legacy_files_and_links_to_each(alice: Client, legacy)
     assert "berlin" not in html.lower()
 
 
+def test_search_counts_count_the_legacy_files_too(
+    alice: Client, legacy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Vegan snacks in the desk drawer")
+    only_legacy = alice.get(reverse("search"), {"q": "vegan"})
+    both = alice.get(reverse("search"), {"q": "aisle seats"})
+
+    assert summary(only_legacy) == "2 matches in 2 memories."  # one file in each store
+    assert "2 matches in 2 stores" in only_legacy.content.decode()
+    assert "No memory yet" not in only_legacy.content.decode()
+    assert "Nothing matches" not in only_legacy.content.decode()
+    # One CoreAPI entry (Travel Planner's) and the legacy file: four results would not do.
+    assert summary(both) == "2 matches in 2 memories."
+
+    monkeypatch.setattr(legacy, "search", Mock(side_effect=LegacyUnavailable()))
+    failed = alice.get(reverse("search"), {"q": "aisle seats"})
+    assert summary(failed) == "1 match in 1 memory; 1 could not be searched."
+
+
 def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
     alice: Client, legacy
 ) -> None:
@@ -407,6 +429,63 @@ def test_a_move_that_would_add_nothing_without_delete_only_goes_back(
     assert missing_sentence(Capability.DELETE_ITEM) in preview
     assert "<button" not in preview.split("<main")[1].split("</main>")[0]
     assert 'role="button">Back</a>' in preview
+
+
+def test_a_moved_file_keeps_its_time_is_not_new_and_is_one_activity_event(
+    alice: Client, legacy, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Visits recorded on 1 December, 09:00; the legacy file last changed at 09:30 (NOW).
+    clock = Clock()
+    monkeypatch.setattr("memory_ui.visits.timezone", clock)
+    alice.get("/memory/agents/travel-planner")
+    agent_adds(fake, clock, "travel-planner", "- Window seat on night trains", "Trip talk")
+
+    alice.post(url("legacy_move"), {"path": PREFS})
+    page = alice.get("/memory/agents/travel-planner").content.decode()
+
+    reason = f"Moved from {TRAVEL} {PREFS} (file last changed 2026-12-01T09:30:00Z)"
+    assert reason in fake.text("travel-planner")  # the file's own time, in the append
+    moved = page_entry(page, "Vegan")
+    assert "entry-new" not in moved and "Moved in" in moved
+    assert 'the file last changed <time datetime="2026-12-01T09:30:00+00:00"' in moved
+    assert "entry-new" in page_entry(page, "Window seat")  # what the agent added still is
+    assert AuditEvent.objects.filter(action="append").count() == 0
+    event = AuditEvent.objects.get(action="move")
+    assert (event.reason, event.destination_agent_name) == (reason, "travel-planner")
+
+    alice.post(url("legacy_move"), {"path": PREFS})  # everything is there: nothing done
+
+    page = alice.get(reverse("activity")).content.decode()
+    rows = table_rows(page)
+    assert len(rows) == 2  # the header row and the one move
+    activity = " ".join(" ".join(row) for row in rows)
+    assert "Added a note" not in activity and activity.count("Moved into CoreAPI") == 1
+
+
+def page_entry(html: str, text: str) -> str:
+    """The memory page's entry (from its <li class="entry…"> to the next) holding `text`."""
+    found = [part for part in html.split('<li class="entry')[1:] if text in part]
+    assert len(found) == 1, text
+    return found[0]
+
+
+def test_a_move_that_widens_who_reads_the_text_says_so_before(alice: Client, legacy, fake) -> None:
+    own_agent = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    assert "not one of your agents" not in own_agent
+
+    fake.agents = [agent for agent in fake.agents if agent.name != "travel-planner"]
+    one = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    every = alice.get(url("legacy_move")).content.decode()
+
+    assert "Into <strong>Shared with every agent</strong>" in one
+    widening = re.search(r'<p id="move-widening"[^>]*><strong>([^<]*)</strong>', one)
+    assert widening and widening[1] == (
+        "The agent that kept this file is not one of your agents in CoreAPI, so it goes to "
+        "“Shared with every agent”: every agent you use will read it, not only the one that "
+        "kept it. To keep it from the others, do not move it."
+    )
+    assert '<button type="submit" aria-describedby="move-widening">Move into CoreAPI' in one
+    assert "every agent you use will read them" in every
 
 
 def test_move_without_delete_capability_says_why_and_keeps_the_copies(

@@ -16,6 +16,7 @@ from memory_ui.memory.search import (
     day_range,
     legacy_search_results,
     memory_search,
+    search_counts,
 )
 from memory_ui.sources.coreapi import Agent, CoreAPIError
 from memory_ui.web.access import user_actor, user_agents
@@ -59,6 +60,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "results": results,
+        "counts": search_counts(results, legacy) if results is not None else None,
         "legacy": legacy,
         "agents_error": agents_error,
         "shared_choice": SearchForm.SHARED,
