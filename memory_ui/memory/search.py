@@ -25,8 +25,6 @@ from memory_ui.documents import Document
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.coreapi.operations import Actor, Loaded, memory_load_many
 from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
-from memory_ui.sources.legacy import LegacyStoreError
-from memory_ui.sources.legacy.operations import Store, legacy_enabled, legacy_search
 from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.
@@ -307,75 +305,3 @@ def memory_search(
     """Read every memory in `targets` (a few at a time) and search them; a memory CoreAPI
     failed to give is reported with its error, and the others are still searched."""
     return search_loaded(memory_load_many(actor, targets), query, limits or Limits())
-
-
-# --- the legacy memory stores ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LegacyHit:
-    """A legacy store's file matching the text: where it is, and an excerpt."""
-
-    store: Store
-    path: str
-    description: str
-    excerpt: list[Segment]
-
-
-@dataclass(frozen=True)
-class LegacyResults:
-    hits: list[LegacyHit] = field(default_factory=list)
-    error: LegacyStoreError | None = None
-
-    @property
-    def stores(self) -> int:
-        """The stores with a matching file: each is a memory, as a CoreAPI one is."""
-        return len({hit.store.key for hit in self.hits})
-
-
-@dataclass(frozen=True)
-class SearchCounts:
-    """What the search came to in every system searched: the page's one sentence."""
-
-    matches: int
-    memories: int
-    unsearched: int  # memories (the legacy stores as one) that could not be searched
-    nothing_remembered: bool  # no system holds anything that could match
-
-
-def search_counts(results: SearchResults, legacy: LegacyResults | None) -> SearchCounts:
-    """CoreAPI's results and the legacy stores' counted together."""
-    legacy = legacy or LegacyResults()
-    return SearchCounts(
-        matches=results.total + len(legacy.hits),
-        memories=len(results.matched) + legacy.stores,
-        unsearched=len(results.errors) + (legacy.error is not None),
-        nothing_remembered=results.nothing_remembered and not legacy.hits and not legacy.error,
-    )
-
-
-def legacy_search_results(actor: Actor, query: SearchQuery) -> LegacyResults | None:
-    """The user's legacy store files matching `query.text`, or None when they are not
-    searched: the source is off, there is no text, or a reason filter (files have no
-    reasons). The stores' own search (any word) narrows, then the portal's rule (the text
-    taken literally) decides, so both systems match alike; a date range applies to the
-    file's last update."""
-    pattern = text_pattern(query.text)
-    if pattern is None or query.reason or not legacy_enabled():
-        return None
-    try:
-        found = legacy_search(actor, query.text)
-    except LegacyStoreError as exc:
-        return LegacyResults(error=exc)
-    hits = []
-    for hit in found:
-        item = hit.item
-        text = item.text or ""
-        if not any(pattern.search(part) for part in (item.key, item.description, text)):
-            continue
-        if query.start and (item.updated is None or item.updated < query.start):
-            continue
-        if query.end and (item.updated is None or item.updated >= query.end):
-            continue
-        hits.append(LegacyHit(hit.store, item.key, item.description, excerpt(text, pattern)))
-    return LegacyResults(hits)

@@ -13,16 +13,14 @@ import pytest
 from devstack.coreapi import formats
 from memory_ui.memory.search import (
     EXCERPT_CONTEXT,
-    LegacyHit,
-    LegacyResults,
     Limits,
     SearchQuery,
     Segment,
     day_range,
     excerpt,
-    search_counts,
     search_loaded,
 )
+from memory_ui.memory.source_search import LegacyHit, LegacyResults, search_counts
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable, Memory
 from memory_ui.sources.coreapi.operations import Loaded
 from memory_ui.sources.coreapi.targets import Target

@@ -11,13 +11,8 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from memory_ui.memory.search import (
-    SearchQuery,
-    day_range,
-    legacy_search_results,
-    memory_search,
-    search_counts,
-)
+from memory_ui.memory.search import SearchQuery, day_range, memory_search
+from memory_ui.memory.source_search import legacy_search_results, search_counts, sources_search
 from memory_ui.sources.coreapi import Agent, CoreAPIError
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
@@ -35,6 +30,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         agents, agents_error = None, exc
     form = SearchForm(request.GET, agents=agents)
     results = legacy = None
+    others: list = []
     status = 200
     if not form.is_valid():
         status = 400  # among them an agent not in the user's list: no memory is read
@@ -46,8 +42,9 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         query = SearchQuery(text=data["q"], reason=data["reason"], start=start, end=end)
         # Without the agent list only the shared memory is searched; the page says why.
         results = memory_search(user_actor(request), form.targets(), query)
-        if not data["agent"]:  # one memory chosen: the legacy stores are not it
+        if not data["agent"]:  # one memory chosen: the other sources are not it
             legacy = legacy_search_results(user_actor(request), query)
+            others = sources_search(user_actor(request), query)
         errors = results.errors
         if agents_error is not None:
             status = agents_error.portal_status
@@ -60,8 +57,9 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "results": results,
-        "counts": search_counts(results, legacy) if results is not None else None,
+        "counts": search_counts(results, legacy, others) if results is not None else None,
         "legacy": legacy,
+        "others": others,
         "agents_error": agents_error,
         "shared_choice": SearchForm.SHARED,
         "time_zone": timezone.get_current_timezone_name(),
