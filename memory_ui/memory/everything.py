@@ -12,12 +12,13 @@ download goes on. What each source handed over (`OthersExport.exported`: source 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memory_ui.identity import Actor
 from memory_ui.sources import registry
-from memory_ui.sources.protocol import Capability, Erasure, Exported, Source, SourceError
+from memory_ui.sources.protocol import Capability, Erasure, Exported, Source, SourceError, Steps
 
 logger = logging.getLogger("memory_ui.memory.everything")
 
@@ -89,29 +90,24 @@ def others_plan(actor: Actor) -> list[dict[str, Any]]:
     """What a deletion request covers in every other source, before the clear: a row per
     target (its items counted, or why they cannot be erased from here) and a row per source
     no person's memory can be reached in; nothing is changed and no content read."""
-    rows: list[dict[str, Any]] = []
-    for source in registry.others():
-        if source.steps is None:
-            rows.append(_unreachable_row(source))
-            continue
-        try:
-            rows += _rows(source, source.steps.plan(actor))
-        except SourceError as exc:
-            rows.append(_row(source, "every target", "failed", exc.message))
-    return rows
+    return _each_other(lambda source, steps: steps.plan(actor))
 
 
 def others_erase(actor: Actor, exported: dict[str, Exported]) -> list[dict[str, Any]]:
     """Erases what each other source handed over in the request's export (`exported`:
     source -> what `others_export` kept) and is unchanged since; a row per target, erased,
     partly, changed, not possible or failed, and why."""
+    return _each_other(lambda source, steps: steps.erase_all(actor, exported.get(source.name)))
+
+
+def _each_other(step: Callable[[Source, Steps], Erasure]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for source in registry.others():
         if source.steps is None:
             rows.append(_unreachable_row(source))
             continue
         try:
-            rows += _rows(source, source.steps.erase_all(actor, exported.get(source.name)))
+            rows += _rows(source, step(source, source.steps))
         except SourceError as exc:
             rows.append(_row(source, "every target", "failed", exc.message))
     return rows

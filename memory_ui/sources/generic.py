@@ -59,7 +59,7 @@ def audit(
         action,
         subject_upn=actor.subject_upn,
         source=source,
-        agent_name=target.agent or "" if target else "",
+        agent_name=(target.agent or "") if target else "",
         store=target.key if target else "",
         before=before,
         error=error,
@@ -227,10 +227,14 @@ class BackendSteps:
             require(backend, Capability.ERASE_SUBJECT)
         except Unsupported as exc:
             return Erasure((Outcome(None, backend.source, "not possible", str(exc)),))
-        rows = [
-            self._erase_target(actor, backend, subject, target, exported.get(target.key, {}))
-            for target in backend.list_targets(subject)
-        ]
+        rows = []
+        for target in backend.list_targets(subject):
+            try:
+                versions = exported.get(target.key, {})
+                rows.append(self._erase_target(actor, backend, subject, target, versions))
+            except SourceError as exc:  # this target only: the others are still erased
+                audit(actor, backend.source, Action.ERASE, target, error=exc)
+                rows.append(Outcome(target, target.key, "failed", exc.message))
         return Erasure(tuple(rows))
 
     def _erase_target(

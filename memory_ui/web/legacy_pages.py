@@ -1,13 +1,12 @@
 """What the legacy memory stores' screens share (`views.legacy`, `views.legacy_changes`),
 so no view module imports another: the store from a URL (configured ones only, else 404),
 links to a store and its files, a file from `?path=`, a file's entries, which actions a
-store offers (`Offered`), and the door of every change (`store_action`): an action the
+store offers (`offered`), and the door of every change (`store_action`): an action the
 source lacks is a 404, one the store does not let the portal do a 403 page saying so."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import wraps
 
 from django.http import Http404, HttpResponse
@@ -21,36 +20,13 @@ from memory_ui.sources.protocol import Capability, Item
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest
-
-# The actions a store page offers, each behind the capability it needs, with its name in
-# the sentence a missing one gets.
-ACTIONS = (
-    (Capability.EDIT_ITEM, "edit"),
-    (Capability.DELETE_ITEM, "delete"),
-    (Capability.RESTORE_ITEM, "undo"),
-    (Capability.CLEAR_TARGET, "clear"),
-    (Capability.EXPORT, "export"),
-)
+from memory_ui.web.offered import Offered
 
 
-@dataclass(frozen=True)
-class Offered:
-    """What the UI offers for one store, and one sentence per action it does not."""
-
-    edit: bool = False
-    delete: bool = False
-    undo: bool = False
-    clear: bool = False
-    export: bool = False
-    missing: tuple[str, ...] = field(default_factory=tuple)
-
-    @classmethod
-    def of(cls, store: Store) -> Offered:
-        offered = {name: store.allows(cap) for cap, name in ACTIONS}
-        missing = [store.missing(cap) for cap, name in ACTIONS if not offered[name]]
-        if offered["edit"] and not store.allows(Capability.CONDITIONAL_WRITE):
-            missing.append(store.missing(Capability.CONDITIONAL_WRITE))
-        return cls(**offered, missing=tuple(dict.fromkeys(missing)))
+def offered(store: Store) -> Offered:
+    """What the UI offers for one store (its source's capabilities and its privileges),
+    and one sentence per action it does not."""
+    return Offered.of(store.allows, store.missing)
 
 
 def store_or_404(request: HtmxHttpRequest, key: str) -> Store:

@@ -6,7 +6,7 @@ link to the same list as a page), so the dashboard never waits for the legacy so
 store is named in the URL by its full name and looked up among the configured stores
 (`legacy_ops.legacy_store`): any other name is a 404, and the scope inside the store comes
 from the verified identity, never from the browser. Each action is offered only where the
-source declares the capability; where one is missing, `Offered.missing` says why.
+source declares the capability; where one is missing, `Offered.missing` (web/offered.py) says why.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.legacy_pages import (
-    Offered,
     entries_of,
     file_url,
+    offered,
     read_file,
     store_or_404,
     store_url,
@@ -188,7 +188,7 @@ def store(request: HtmxHttpRequest, key: str) -> HttpResponse:
     cursor = request.GET.get("page") or None
     context: dict[str, object] = {
         "store": found,
-        "offered": Offered.of(found),
+        "offered": offered(found),
         "notice": legacy_ops.SYSTEM_NOTICE,
         "store_url": store_url(found),
         "first_page": cursor is None,
@@ -221,7 +221,7 @@ def file(request: HtmxHttpRequest, key: str) -> HttpResponse:
     found = store_or_404(request, key)
     context: dict[str, object] = {
         "store": found,
-        "offered": Offered.of(found),
+        "offered": offered(found),
         "notice": legacy_ops.SYSTEM_NOTICE,
         "store_url": store_url(found),
     }

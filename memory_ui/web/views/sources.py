@@ -15,7 +15,7 @@ the alert component.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -41,34 +41,8 @@ from memory_ui.web.forms.sources import (
     SourceUndoForm,
 )
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
+from memory_ui.web.offered import Offered
 from memory_ui.web.stores.item_undo import item_undo_forget, item_undo_remember, item_undo_take
-
-# The actions a target's page offers, each behind the capability it needs.
-ACTIONS = (
-    (Capability.EDIT_ITEM, "edit"),
-    (Capability.DELETE_ITEM, "delete"),
-    (Capability.RESTORE_ITEM, "undo"),
-    (Capability.CLEAR_TARGET, "clear"),
-    (Capability.EXPORT, "export"),
-)
-
-
-@dataclass(frozen=True)
-class Offered:
-    """What the pages offer in one source, and one sentence per action they do not."""
-
-    edit: bool = False
-    delete: bool = False
-    undo: bool = False
-    clear: bool = False
-    export: bool = False
-    missing: tuple[str, ...] = field(default_factory=tuple)
-
-    @classmethod
-    def of(cls, source: Source) -> Offered:
-        offered = {name: source.can(capability) for capability, name in ACTIONS}
-        missing = [source.missing_reason(cap) for cap, name in ACTIONS if not offered[name]]
-        return cls(**offered, missing=tuple(dict.fromkeys(missing)))
 
 
 @dataclass(frozen=True)
@@ -178,7 +152,10 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     """A target's items, a page at a time (`?page=` is the source's own cursor)."""
     assert place.target is not None
     cursor = request.GET.get("page") or None
-    context: dict[str, Any] = {"place": place, "offered": Offered.of(place.source)}
+    context: dict[str, Any] = {
+        "place": place,
+        "offered": Offered.of(place.source.can, place.source.missing_reason),
+    }
     try:
         page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
         context |= {"items": page.items, "next_cursor": page.next_cursor, "error": None}
