@@ -1,7 +1,7 @@
 """The README's screenshots, taken in Debian's Chromium against the devstack:
-docs/dashboard.png (alice's dashboard, 1200 px wide), docs/phone.png (a memory page on
-a 390 px phone), docs/whats-new.png (What's new after a note) and docs/selection.png (the
-preview of deleting every entry that matches "prefers").
+docs/dashboard.png (alice's dashboard with its legacy stores, 1200 px wide), docs/phone.png
+(a memory page on a 390 px phone), docs/whats-new.png (What's new after a note) and
+docs/selection.png (the preview of deleting every entry that matches "prefers").
 
     .venv/bin/python docs/screenshots.py              # its own devstack and portal, free ports
     .venv/bin/python docs/screenshots.py --url http://127.0.0.1:8000   # a running ./dev run
@@ -56,6 +56,16 @@ def sign_in(page: Page, url: str, name: str) -> None:
     page.evaluate("window.scrollTo(0, 0)")
 
 
+def legacy_stores(page: Page) -> None:
+    """The dashboard's legacy section loads as it comes into view: bring it in, so the
+    picture shows its stores as people see them."""
+    section = page.locator("#legacy-stores")
+    section.scroll_into_view_if_needed()
+    expect(section).to_have_attribute("aria-busy", "false")
+    expect(section.locator(".legacy-card").first).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+
+
 def whats_new(page: Page, url: str) -> None:
     """Open a memory (a visit), then something new arrives in it: What's new lists it."""
     page.goto(f"{url}/memory/agents/travel-planner")
@@ -91,6 +101,7 @@ def take(url: str) -> None:
         )
         page = desktop.new_page()
         sign_in(page, url, "Alice Example")
+        legacy_stores(page)
         page.screenshot(path=DOCS / "dashboard.png", full_page=True)
         desktop_page = page
 

@@ -9,7 +9,8 @@ an empty file restored with "replace" clears that memory) and `manifest.json`:
 
     {"format": "memory-portal-export", "version": 1, "upn": …, "exported_at": …,
      "files": [{"path", "scope", "agent_name", "agent_object_id", "updated_on",
-                "sha256", "bytes"}]}
+                "sha256", "bytes"}],
+     "other_files": [{"path", "sha256", "bytes"}]}   (other sources' files, when any)
 
 Export. `zip_stream` writes the zip one file at a time from documents fetched beforehand
 (`memory.exports.export_archive` fetches them all first, so a CoreAPI failure is still
@@ -91,6 +92,12 @@ class ExportedDocument:
         return self.text.encode("utf-8")
 
 
+def _fingerprint(data: bytes) -> dict[str, str | int]:
+    """What the manifest says of every file, whichever source it comes from, so a reader
+    can check each one it was handed."""
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
 def build_manifest(
     documents: list[ExportedDocument],
     upn: str,
@@ -114,16 +121,14 @@ def build_manifest(
                 "agent_name": doc.target.agent.name if doc.target.agent else None,
                 "agent_object_id": doc.target.agent_object_id,
                 "updated_on": _iso(doc.updated_on) if doc.updated_on else None,
-                "sha256": hashlib.sha256(doc.data).hexdigest(),
-                "bytes": len(doc.data),
+                **_fingerprint(doc.data),
             }
             for doc in documents
         ],
     }
     if extra:
         manifest["other_files"] = [
-            {"path": path, "sha256": hashlib.sha256(text.encode()).hexdigest()}
-            for path, text in extra
+            {"path": path, **_fingerprint(text.encode("utf-8"))} for path, text in extra
         ]
     if missing:
         manifest["missing_sources"] = [dict(source) for source in missing]

@@ -43,8 +43,13 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     expect(section.locator(".legacy-card")).to_have_count(3)  # the ones the portal may read
     check_accessibility(page, "dashboard with the legacy stores")
 
-    section.get_by_role("link", name=TRAVEL, exact=True).click()
-    expect(page.get_by_role("heading", level=1)).to_have_text(TRAVEL)
+    # Each store is named by its agent; its full name sits behind Details.
+    card = section.locator(".legacy-card", has_text="Travel Planner")
+    expect(card.get_by_text(TRAVEL)).to_be_hidden()
+    card.locator("summary").click()
+    expect(card.get_by_text(TRAVEL)).to_be_visible()
+    section.get_by_role("link", name="Travel Planner", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Travel Planner in the older system")
     expect(page.locator(".legacy-notice").first).to_contain_text("being turned down")
     # A file's contents load when it is opened in the list.
     page.get_by_text("Show contents of /memories/preferences.md").click()
@@ -79,17 +84,19 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
 def test_move_a_file_into_coreapi_with_its_preview(legacy_on: str, page: Page) -> None:
     sign_in_as(page, "Alice Example")
     page.goto(f"/memory/legacy/{TRAVEL}/file?path=/memories/preferences.md")
-    page.get_by_role("button", name="Move into CoreAPI").click()
+    page.get_by_role("button", name="Move to your current memory").click()
 
     # The first line is already in alice's CoreAPI travel memory (the demo's overlap).
     expect(page.locator(".move-plan")).to_contain_text("Vegetarian meals")
     expect(page.locator(".move-plan")).to_contain_text("Moved from main.agents")
     check_accessibility(page, "a move's preview")
-    page.get_by_label("Delete the legacy copies once CoreAPI has them").check()
-    page.get_by_role("button", name="Move into CoreAPI").click()
+    page.get_by_label(
+        "Delete the copies in the older system once your current memory has them"
+    ).check()
+    page.get_by_role("button", name="Move to your current memory").click()
 
     expect(page.get_by_role("heading", name="The move is done")).to_be_visible()
-    expect(page.locator(".move-results")).to_contain_text("the legacy copy is deleted")
+    expect(page.locator(".move-results")).to_contain_text("the copy in the older system is deleted")
     check_accessibility(page, "a move's results")
     page.goto("/memory/agents/travel-planner")
     expect(page.locator("#memory-content")).to_contain_text("Vegetarian meals")
@@ -102,12 +109,15 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     sign_in_as(page, "Alice Example")
     section = page.locator("#legacy-stores")
     section.scroll_into_view_if_needed()
-    card = section.locator(".legacy-card", has_text=BENEFITS)
+    card = section.locator(".legacy-card", has_text="Benefits Assistant")
+    expect(card.locator(".legacy-details")).to_contain_text(BENEFITS)
     expect(card).to_contain_text("Read only: the portal may not change it.")
     expect(section.locator(".legacy-read-only")).to_have_count(1)  # the benefits store only
 
-    card.get_by_role("link", name=BENEFITS, exact=True).click()
-    expect(page.get_by_role("heading", level=1)).to_have_text(BENEFITS)
+    card.get_by_role("link", name="Benefits Assistant", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(
+        "Benefits Assistant in the older system"
+    )
     expect(page.locator(".legacy-missing")).to_contain_text(READ_ONLY_REASON)
     expect(page.get_by_role("button", name="Clear this store")).to_have_count(0)
     page.get_by_text("Show contents of /memories/enrolment.md").click()
@@ -121,7 +131,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     for offer in ("Edit the whole file", "Delete this file", re.compile(r"^Edit line")):
         expect(page.get_by_role("button", name=offer)).to_have_count(0)
         expect(page.get_by_role("link", name=offer)).to_have_count(0)
-    expect(page.get_by_role("button", name="Move into CoreAPI")).to_be_visible()  # a copy
+    expect(page.get_by_role("button", name="Move to your current memory")).to_be_visible()  # a copy
     check_accessibility(page, "a read-only legacy file")
 
     page.goto("/search?q=PPO")

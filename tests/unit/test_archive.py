@@ -119,6 +119,21 @@ def test_manifest_lists_every_document_with_hash_and_size():
     assert helpdesk["sha256"] == hashlib.sha256(b"").hexdigest()
 
 
+def test_other_sources_files_have_their_hash_and_size_too():
+    legacy = "# Travel\n\n- Prefers the window ✈️\n"  # not ASCII: size in bytes, not characters
+    manifest = build_manifest(
+        documents(), "alice@contoso.com", WHEN, extra=[("legacy/store.md", legacy)]
+    )
+    assert manifest["other_files"] == [
+        {
+            "path": "legacy/store.md",
+            "sha256": hashlib.sha256(legacy.encode()).hexdigest(),
+            "bytes": len(legacy.encode()),
+        }
+    ]
+    assert {"sha256", "bytes"} <= manifest["files"][0].keys()
+
+
 def test_zip_streams_one_chunk_per_file_through_a_sink_that_cannot_seek():
     sink = archive._Sink()
     assert not hasattr(sink, "seek") and not hasattr(sink, "tell")

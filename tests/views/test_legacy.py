@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import zipfile
+from dataclasses import replace
 from unittest.mock import Mock
 
 import pytest
@@ -20,6 +21,7 @@ from django.utils.http import urlencode
 from memory_ui.audit import AuditEvent
 from memory_ui.memory.everything import missing_message
 from memory_ui.sources import registry
+from memory_ui.sources.coreapi import CoreAPIUnavailable
 from memory_ui.sources.legacy import (
     LegacyForbidden,
     LegacyRateLimited,
@@ -32,7 +34,7 @@ from memory_ui.sources.protocol import Capability, Erasure
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
-from tests.views.helpers import page_text, refused
+from tests.views.helpers import body, page_text, refused
 from tests.views.test_news import Clock, agent_adds
 from tests.views.test_search import summary
 
@@ -94,6 +96,91 @@ def test_store_page_lists_files_and_the_turn_down_notice(alice: Client, legacy) 
     assert PREFS in html and "Prefs" in html and "/memories/trips/berlin.md" in html
     assert "aisle" not in html  # contents are read per file, not with the list
     assert legacy.calls == ["read_page"]
+
+
+# --- how people see a store: its agent's name, the older system; the full name in Details --
+
+
+def outside_details(html: str) -> str:
+    """The page's text as read before opening any store's Details (links' addresses keep
+    the store's full name: they are not read)."""
+    html = re.sub(r'<details class="legacy-details">.*?</details>', "", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_cards_are_named_by_the_agents_display_name_and_say_older_system(
+    alice: Client, legacy, fake
+) -> None:
+    fake.agents = [
+        replace(agent, display_name="Trip Helper") if agent.name == "travel-planner" else agent
+        for agent in fake.agents
+    ]
+    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    html = response.content.decode()
+    shown = outside_details(html)
+
+    titles = re.findall(r'<h3 id="legacy-card-\d+"><a [^>]*>([^<]*)</a></h3>', html)
+    assert titles == ["Trip Helper", "IT Helpdesk"]
+    assert TRAVEL not in shown and "travel-planner" not in shown and "Kept by" not in shown
+    assert "older system" in shown and "CoreAPI" not in shown
+    # The technical name is still there, folded away under each card's name.
+    details = re.findall(r'<details class="legacy-details">.*?</details>', html, flags=re.S)
+    assert len(details) == 2 and TRAVEL in details[0] and STORES["it-helpdesk"] in details[1]
+    intro = re.search(r'<p class="legacy-notice">(.*?)</p>', html, flags=re.S)
+    assert intro and intro[1].casefold().count("turned down") == 1
+
+
+def test_a_store_whose_agent_the_person_cannot_read_gets_a_readable_name(
+    alice: Client, legacy, fake
+) -> None:
+    # Stores are listed to everyone: the display name is for those who can read the agent.
+    fake.agents = [agent for agent in fake.agents if agent.name != "it-helpdesk"]
+    fake.agents = [
+        replace(agent, display_name="Trip Helper") if agent.name == "travel-planner" else agent
+        for agent in fake.agents
+    ]
+    html = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}).content.decode()
+
+    titles = re.findall(r'<h3 id="legacy-card-\d+"><a [^>]*>([^<]*)</a></h3>', html)
+    assert titles == ["Trip Helper", "It Helpdesk"]  # the agent name, made readable
+
+
+def test_stores_keep_readable_names_when_coreapi_cannot_list_the_agents(
+    alice: Client, legacy, fake
+) -> None:
+    fake.fail("list_agents", CoreAPIUnavailable("CoreAPI is unavailable, try again."))
+    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+
+    titles = re.findall(
+        r'<h3 id="legacy-card-\d+"><a [^>]*>([^<]*)</a></h3>', response.content.decode()
+    )
+    assert response.status_code == 200 and titles == ["Travel Planner", "It Helpdesk"]
+
+
+def test_store_and_file_pages_name_the_agent_and_the_older_system(alice: Client, legacy) -> None:
+    pages = {
+        "store": alice.get(url("legacy_store")),
+        "file": alice.get(url("legacy_file", f"path={PREFS}")),
+        "move": alice.get(url("legacy_move", f"path={PREFS}")),
+        "clear": alice.get(url("legacy_clear")),
+    }
+
+    for name, response in pages.items():
+        html = response.content.decode()
+        shown = outside_details(html.split("<main", 1)[1])
+        read = shown.split("“Moved from ")[0]  # the move's reason names the store: provenance
+        assert TRAVEL not in read and "travel-planner" not in shown, name
+        assert TRAVEL not in html.split("</title>")[0], name
+        assert "Kept by" not in shown and "into CoreAPI" not in shown, name
+        assert "Travel Planner" in page_text(response), name
+        assert page_text(response).casefold().count("being turned down") <= 1, name
+    store = page_text(pages["store"])
+    assert "Travel Planner in the older system" in store
+    assert "The older system is being turned down." in store
+    assert f"this is the memory store {TRAVEL}" in store  # in its Details
+    assert re.search(r"<title>Travel Planner · older system", body(pages["store"]))
+    assert "Move to your current memory" in page_text(pages["file"])
+    assert "Clear Travel Planner in the older system" in page_text(pages["clear"])
 
 
 def test_store_page_pages_with_the_store_token(alice: Client, legacy) -> None:
@@ -387,7 +474,7 @@ def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, 
     done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
     html = done.content.decode()
     assert done.status_code == 200 and "The move is done" in html
-    assert "the legacy copy is deleted" in html
+    assert "the copy in the older system is deleted" in html
     assert "Prefers aisle seats" in fake.text("travel-planner")
     assert PREFS not in legacy.files[(TRAVEL, ALICE)]
 
@@ -404,18 +491,19 @@ def test_a_move_that_would_add_nothing_is_not_offered(alice: Client, legacy, fak
     preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
 
     assert "already there, skipped" in preview and "to add:" not in preview
-    assert "Nothing here is missing from CoreAPI, so moving would add nothing." in preview
-    assert ">Move into CoreAPI</button>" not in preview
+    assert "Nothing here is missing from your current memory, so moving would add nothing." in (
+        preview
+    )
+    assert ">Move to your current memory</button>" not in preview
     # The way on is back; deleting the copies CoreAPI already has is offered, not first.
     back = url("legacy_file", urlencode({"path": PREFS}))
     assert f'<a href="{back}" role="button">Back</a>' in preview
-    assert '<button type="submit" class="secondary outline">Delete the legacy copies</button>' in (
-        preview
-    )
+    delete = '<button type="submit" class="secondary outline">Delete the copies in the older system'
+    assert f"{delete}</button>" in preview
     assert 'name="delete_verified" value="on"' in preview
 
     done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
-    assert "the legacy copy is deleted" in done.content.decode()
+    assert "the copy in the older system is deleted" in done.content.decode()
     assert PREFS not in legacy.files[(TRAVEL, ALICE)]
 
 
@@ -484,7 +572,7 @@ def test_a_move_that_widens_who_reads_the_text_says_so_before(alice: Client, leg
         "“Shared with every agent”: every agent you use will read it, not only the one that "
         "kept it. To keep it from the others, do not move it."
     )
-    assert '<button type="submit" aria-describedby="move-widening">Move into CoreAPI' in one
+    assert '<button type="submit" aria-describedby="move-widening">Move to your current' in one
     assert "every agent you use will read them" in every
 
 
@@ -847,7 +935,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
     for name in ("dashboard section", "search hits"):
         text = page_text(places[name])
         assert text.count(read_only_note) == 1, name  # the travel store only
-    assert helpdesk in page_text(places["search hits"])  # the writable store's hit: no note
+    assert "in IT Helpdesk in the older system" in page_text(places["search hits"])
 
     writable = page_text(
         alice.get(reverse("legacy_file", args=[helpdesk]) + "?path=/memories/devices.md")

@@ -65,7 +65,10 @@ def source() -> Source | None:
     return Source(
         name="legacy",
         title="Legacy memory stores",
-        description="Older memory stores being turned down; their files can be moved over.",
+        description=(
+            "Notes agents kept in an older system, being turned down: they can be moved "
+            "into the current memory."
+        ),
         capabilities=CAPABILITIES,
         missing=MISSING,
         turned_down=True,

@@ -64,7 +64,7 @@ WRITE_PRIVILEGE = "WRITE MEMORY STORE"
 PRIVILEGES_TTL_SECONDS = 60.0  # a grant an operator changes shows within a minute
 READ_ONLY_REASON = (
     "The portal may only read this store (it lacks WRITE MEMORY STORE): its files can be "
-    "read, downloaded and moved into CoreAPI, not changed here."
+    "read, downloaded and moved into your current memory, not changed here."
 )
 FORBIDDEN_REASON = "The portal may not change this store (it lacks WRITE MEMORY STORE)."
 NO_ACCESS_REASON = "The portal has no access"  # the store refuses it even a read

@@ -66,7 +66,8 @@ logger = logging.getLogger("memory_ui.memory.legacy")
 # Actions whose 403 means the store refuses the portal writes (not reads).
 WRITE_ACTIONS = {Action.APPEND, Action.EDIT, Action.DELETE_ENTRY, Action.UNDO, Action.CLEAR}
 
-SYSTEM_NOTICE = "This system is being turned down; move what you want to keep into CoreAPI."
+# Said beside "being turned down", which the pages show once, in their own words.
+SYSTEM_NOTICE = "Move what you want to keep into your current memory."
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class Store:
     target: Target
     capabilities: Capability
     writable: bool = True  # the portal holds WRITE MEMORY STORE on it
+    # The agent's display name, where the web layer knows the person can read that agent.
+    agent_title: str = ""
 
     @property
     def key(self) -> str:
@@ -85,6 +88,17 @@ class Store:
     @property
     def agent(self) -> str | None:
         return self.target.agent
+
+    @property
+    def title(self) -> str:
+        """The store's name for people: its agent's ("Travel Planner"), the display name
+        where known, else the agent's name made readable ("travel-planner": "Travel
+        Planner"); the full name only for a store without an agent. The full name is a
+        technical detail the pages show behind "Details"."""
+        if self.agent_title:
+            return self.agent_title
+        words = (self.agent or "").replace("-", " ").replace("_", " ").split()
+        return " ".join(word[:1].upper() + word[1:] for word in words) or self.key
 
     def allows(self, capability: Capability) -> bool:
         return capability in self.capabilities and not self.refuses(capability)

@@ -40,8 +40,10 @@ from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.legacy_pages import (
+    agent_titles,
     entries_of,
     file_url,
+    named,
     offered,
     read_file,
     store_or_404,
@@ -169,8 +171,9 @@ def stores(request: HtmxHttpRequest) -> HttpResponse:
         found, error = legacy_ops.legacy_stores(user_actor(request)), None
     except LegacyStoreError as exc:
         found, error = [], exc
+    titles = agent_titles(request)
     context = {
-        "cards": [_card(request, store) for store in found],
+        "cards": [_card(request, named(store, titles)) for store in found],
         "error": error,
         "retry_url": retry_url(error, reverse("legacy_stores")) if error else "",
         "notice": legacy_ops.SYSTEM_NOTICE,

@@ -20,7 +20,6 @@ from django.views.decorators.http import require_http_methods
 from memory_ui.memory.legacy_move import Result, legacy_move_preview, legacy_move_run
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.legacy import LegacyStoreError
-from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.protocol import Capability
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyMoveForm
@@ -46,7 +45,6 @@ def move(request: HtmxHttpRequest, key: str) -> HttpResponse:
         "path": path,
         "store_url": store_url(found),
         "back_url": file_url(found, path) if path else store_url(found),
-        "notice": legacy_ops.SYSTEM_NOTICE,
         "can_delete": can_delete,
         "no_delete": "" if can_delete else found.missing(Capability.DELETE_ITEM),
     }

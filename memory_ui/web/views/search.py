@@ -17,6 +17,7 @@ from memory_ui.sources.coreapi import Agent, CoreAPIError
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment
+from memory_ui.web.legacy_pages import named_hits
 
 
 @require_GET
@@ -45,6 +46,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         if not data["agent"]:  # one memory chosen: the other sources are not it
             legacy = legacy_search_results(user_actor(request), query)
             others = sources_search(user_actor(request), query)
+        if legacy is not None:
+            legacy = named_hits(legacy, {agent.name: agent.display_name for agent in agents or []})
         errors = results.errors
         if agents_error is not None:
             status = agents_error.portal_status
