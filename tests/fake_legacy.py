@@ -12,7 +12,15 @@ from dataclasses import dataclass, field, replace
 
 from memory_ui.sources.legacy import LegacyConflict, LegacyNotFound
 from memory_ui.sources.legacy.adapter import CAPABILITIES
-from memory_ui.sources.protocol import Capability, Erasure, Item, Outcome, Page, Subject, Target
+from memory_ui.sources.protocol import (
+    Capability,
+    Erasure,
+    Item,
+    ItemsPage,
+    Outcome,
+    SourceTarget,
+    Subject,
+)
 
 STORES = {
     "travel-planner": "main.agents.travel_planner_memory",
@@ -44,60 +52,64 @@ class FakeLegacyBackend:
         item = Item(path, description, NOW, text)
         self.files.setdefault((STORES[store], upn), {})[path] = item
 
-    def _files(self, subject: Subject, target: Target) -> dict[str, Item]:
+    def _files(self, subject: Subject, target: SourceTarget) -> dict[str, Item]:
         return self.files.setdefault((target.key, subject.upn), {})
 
     def missing_reason(self, capability: Capability) -> str:
         return missing_sentence(capability)
 
-    def configured_targets(self) -> list[Target]:
-        return [Target("legacy", key, key, "", agent) for agent, key in STORES.items()]
+    def configured_targets(self) -> list[SourceTarget]:
+        return [SourceTarget("legacy", key, key, "", agent) for agent, key in STORES.items()]
 
-    def list_targets(self, subject: Subject) -> list[Target]:
+    def list_targets(self, subject: Subject) -> list[SourceTarget]:
         self.calls.append("list_targets")
         return self.configured_targets()
 
-    def describe(self, target: Target) -> Target | None:
+    def describe(self, target: SourceTarget) -> SourceTarget | None:
         self.calls.append("describe")
         return target
 
-    def writable(self, target: Target) -> bool:
+    def writable(self, target: SourceTarget) -> bool:
         return target.key not in self.read_only
 
-    def refused_write(self, target: Target) -> None:
+    def refused_write(self, target: SourceTarget) -> None:
         self.read_only.add(target.key)
 
-    def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
         self.calls.append("read_page")
         paths = sorted(self._files(subject, target))
         start = int(cursor or 0)
         chosen = paths[start : start + self.page_size]
         items = tuple(replace(self._files(subject, target)[p], text=None) for p in chosen)
         more = start + self.page_size < len(paths)
-        return Page(target, items, str(start + self.page_size) if more else None)
+        return ItemsPage(target, items, str(start + self.page_size) if more else None)
 
-    def read_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         self.calls.append("read_item")
         try:
             return self._files(subject, target)[key]
         except KeyError:
             raise LegacyNotFound() from None
 
-    def replace_item(self, subject: Subject, target: Target, key: str, text: str) -> Item:
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
         item = replace(self.read_item(subject, target, key), text=text, updated=NOW)
         self._files(subject, target)[key] = item
         return item
 
-    def edit_item(self, subject: Subject, target: Target, key: str, old: str, new: str) -> Item:
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item:
         text = self.read_item(subject, target, key).text or ""
         return self.replace_item(subject, target, key, text.replace(old, new, 1))
 
-    def delete_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         before = self.read_item(subject, target, key)
         del self._files(subject, target)[key]
         return before
 
-    def restore_item(self, subject: Subject, target: Target, item: Item) -> Item:
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
         files = self._files(subject, target)
         if item.key in files:
             raise LegacyConflict()
@@ -107,8 +119,8 @@ class FakeLegacyBackend:
     def clear_target(
         self,
         subject: Subject,
-        target: Target,
-        unchanged: Callable[[Target, Item], bool] | None = None,
+        target: SourceTarget,
+        unchanged: Callable[[SourceTarget, Item], bool] | None = None,
     ) -> list[Outcome]:
         files = self._files(subject, target)
         rows = []
@@ -134,7 +146,7 @@ class FakeLegacyBackend:
         return Erasure((*rows, *self._unreachable()))
 
     def erase_subject(
-        self, subject: Subject, unchanged: Callable[[Target, Item], bool] | None = None
+        self, subject: Subject, unchanged: Callable[[SourceTarget, Item], bool] | None = None
     ) -> Erasure:
         """As the adapter answers: a row per store (a read-only one not asked to delete),
         one per store known but not reachable, then one for conversations."""
@@ -152,22 +164,24 @@ class FakeLegacyBackend:
 
     def _unreachable(self) -> list[Outcome]:
         rows = [
-            Outcome(Target("legacy", key, key), key, "not possible", f"No access; ask {owner}.")
+            Outcome(
+                SourceTarget("legacy", key, key), key, "not possible", f"No access; ask {owner}."
+            )
             for key, owner in self.unreachable.items()
         ]
         return [*rows, Outcome(None, "conversations", "not possible", "Cannot be listed.")]
 
-    def export_items(self, subject: Subject, target: Target) -> list[Item]:
+    def export_items(self, subject: Subject, target: SourceTarget) -> list[Item]:
         files = self._files(subject, target)
         return [files[key] for key in sorted(files)]
 
-    def export(self, subject: Subject, target: Target) -> str:
+    def export(self, subject: Subject, target: SourceTarget) -> str:
         files = self._files(subject, target)
         return f"# {target.title}\n" + "".join(
             f"\n## {k}\n\n{files[k].text}\n" for k in sorted(files)
         )
 
-    def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]:
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
         found = []
         for target in self.configured_targets():
             for item in self._files(subject, target).values():

@@ -108,7 +108,7 @@ def legacy_search_results(actor: Actor, query: SearchQuery) -> LegacyResults | N
 class SourceHit:
     """An item of another source matching the text: where it is, and an excerpt."""
 
-    target: protocol.Target
+    target: protocol.SourceTarget
     key: str
     description: str
     excerpt: list[Segment]

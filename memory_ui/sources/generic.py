@@ -23,12 +23,12 @@ from memory_ui.sources.protocol import (
     Exported,
     ExportedFile,
     Item,
+    ItemsPage,
     MemoryBackend,
     Outcome,
-    Page,
     SourceError,
+    SourceTarget,
     Subject,
-    Target,
     Unsupported,
     require,
 )
@@ -48,7 +48,7 @@ def audit(
     actor: Actor,
     source: str,
     action: str,
-    target: Target | None,
+    target: SourceTarget | None,
     *,
     before: str | None = None,
     error: SourceError | None = None,
@@ -69,7 +69,7 @@ def audit(
 
 
 def audited[T](
-    actor: Actor, backend: MemoryBackend, action: str, target: Target, step: Callable[[], T]
+    actor: Actor, backend: MemoryBackend, action: str, target: SourceTarget, step: Callable[[], T]
 ) -> T:
     """`step()`, audited as a failure when the source refuses it (and raised again)."""
     try:
@@ -87,7 +87,7 @@ def version_of(item: Item) -> str:
 class Listed:
     """One target with its items (metadata only), as the generic pages list them."""
 
-    target: Target
+    target: SourceTarget
     items: tuple[Item, ...]
     next_cursor: str | None = None
 
@@ -102,19 +102,19 @@ def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
     return listed
 
 
-def target_of(actor: Actor, backend: MemoryBackend, key: str) -> Target | None:
+def target_of(actor: Actor, backend: MemoryBackend, key: str) -> SourceTarget | None:
     """The subject's target of that key, looked up among theirs (a key from a URL is never
     trusted)."""
     return next((t for t in backend.list_targets(subject_of(actor)) if t.key == key), None)
 
 
 def target_page(
-    actor: Actor, backend: MemoryBackend, target: Target, cursor: str | None = None
-) -> Page:
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, cursor: str | None = None
+) -> ItemsPage:
     return backend.read_page(subject_of(actor), target, cursor)
 
 
-def item_read(actor: Actor, backend: MemoryBackend, target: Target, key: str) -> Item:
+def item_read(actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str) -> Item:
     """One item with its text; audited as a reveal when support staff read it for someone."""
     subject = subject_of(actor)
 
@@ -128,7 +128,7 @@ def item_read(actor: Actor, backend: MemoryBackend, target: Target, key: str) ->
     return item
 
 
-def item_delete(actor: Actor, backend: MemoryBackend, target: Target, key: str) -> Item:
+def item_delete(actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str) -> Item:
     """Deletes one item and returns it as it was (what an Undo restores). Audited."""
     require(backend, Capability.DELETE_ITEM)
     subject = subject_of(actor)
@@ -143,7 +143,7 @@ def item_delete(actor: Actor, backend: MemoryBackend, target: Target, key: str) 
     return deleted
 
 
-def item_restore(actor: Actor, backend: MemoryBackend, target: Target, item: Item) -> Item:
+def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, item: Item) -> Item:
     """Undo of a delete. Audited."""
     require(backend, Capability.RESTORE_ITEM)
     subject = subject_of(actor)
@@ -154,7 +154,9 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: Target, item: Ite
     return restored
 
 
-def item_replace(actor: Actor, backend: MemoryBackend, target: Target, key: str, text: str) -> Item:
+def item_replace(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str
+) -> Item:
     """One item's text replaced with `text`. Audited."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
@@ -169,7 +171,7 @@ def item_replace(actor: Actor, backend: MemoryBackend, target: Target, key: str,
     return edited
 
 
-def target_clear(actor: Actor, backend: MemoryBackend, target: Target) -> list[Outcome]:
+def target_clear(actor: Actor, backend: MemoryBackend, target: SourceTarget) -> list[Outcome]:
     """Every item of the target deleted; one outcome per item. Audited."""
     require(backend, Capability.CLEAR_TARGET)
     subject = subject_of(actor)
@@ -182,7 +184,7 @@ def target_clear(actor: Actor, backend: MemoryBackend, target: Target) -> list[O
     return rows
 
 
-def target_export(actor: Actor, backend: MemoryBackend, target: Target) -> str:
+def target_export(actor: Actor, backend: MemoryBackend, target: SourceTarget) -> str:
     """The target as one markdown document. Audited."""
     require(backend, Capability.EXPORT)
     subject = subject_of(actor)
@@ -242,7 +244,7 @@ class BackendSteps:
         actor: Actor,
         backend: MemoryBackend,
         subject: Subject,
-        target: Target,
+        target: SourceTarget,
         versions: dict[str, str],
     ) -> Outcome:
         erased = kept = 0
@@ -263,7 +265,7 @@ class BackendSteps:
         return Outcome(target, target.key, result, reason, erased, total)
 
 
-def _all_items(backend: MemoryBackend, subject: Subject, target: Target) -> list[Item]:
+def _all_items(backend: MemoryBackend, subject: Subject, target: SourceTarget) -> list[Item]:
     items: list[Item] = []
     cursor: str | None = None
     while True:

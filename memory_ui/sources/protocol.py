@@ -4,7 +4,7 @@ source package, so an adapter imports these and nothing of another source.
 A source is one package under `memory_ui/sources/` (docs/architecture.md, Memory sources),
 registered by `memory_ui.sources.registry` from settings. Its backend must list the targets
 a subject has and read one page of a target; everything else is a declared capability, and
-pages offer an action only where the source (and the target: `Target.missing`) allows it,
+pages offer an action only where the source (and, for a legacy store, its privileges) allows it,
 saying in one sentence why where it does not. Every source's errors derive from
 `SourceError`, so a page catches and translates them once.
 """
@@ -67,7 +67,7 @@ class Subject:
 
 
 @dataclass(frozen=True)
-class Target:
+class SourceTarget:
     """One memory of a subject in one source: a CoreAPI document, a legacy store's files."""
 
     source: str
@@ -90,8 +90,8 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Page:
-    target: Target
+class ItemsPage:
+    target: SourceTarget
     items: tuple[Item, ...]
     next_cursor: str | None = None
 
@@ -100,7 +100,7 @@ class Page:
 class Outcome:
     """One row of a clear or an erasure: what happened to one target or item, and why."""
 
-    target: Target | None
+    target: SourceTarget | None
     key: str
     result: str  # "erased" | "partly" | "not possible" | "failed"
     reason: str = ""
@@ -204,29 +204,33 @@ class MemoryBackend(Protocol):
 
     def missing_reason(self, capability: Capability) -> str: ...
 
-    def list_targets(self, subject: Subject) -> list[Target]: ...
+    def list_targets(self, subject: Subject) -> list[SourceTarget]: ...
 
-    def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page: ...
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage: ...
 
-    def read_item(self, subject: Subject, target: Target, key: str) -> Item: ...
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item: ...
 
-    def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]: ...
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]: ...
 
-    def append(self, subject: Subject, target: Target, text: str, reason: str) -> Item: ...
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item: ...
 
-    def edit_item(self, subject: Subject, target: Target, key: str, old: str, new: str) -> Item: ...
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item: ...
 
-    def replace_item(self, subject: Subject, target: Target, key: str, text: str) -> Item: ...
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item: ...
 
-    def delete_item(self, subject: Subject, target: Target, key: str) -> Item: ...
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item: ...
 
-    def restore_item(self, subject: Subject, target: Target, item: Item) -> Item: ...
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item: ...
 
-    def clear_target(self, subject: Subject, target: Target) -> list[Outcome]: ...
+    def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]: ...
 
     def erase_subject(self, subject: Subject) -> Erasure: ...
 
-    def export(self, subject: Subject, target: Target) -> str: ...
+    def export(self, subject: Subject, target: SourceTarget) -> str: ...
 
 
 def require(backend: MemoryBackend, capability: Capability) -> None:

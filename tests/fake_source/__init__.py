@@ -23,12 +23,12 @@ from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Item,
+    ItemsPage,
     Outcome,
-    Page,
     Source,
     SourceError,
+    SourceTarget,
     Subject,
-    Target,
     Unsupported,
 )
 
@@ -78,8 +78,8 @@ class Notebook:
 NOTEBOOK = Notebook()
 
 
-def _target(key: str) -> Target:
-    return Target(NAME, key, f"Notebook page {key}", "Notes the team keeps about you.")
+def _target(key: str) -> SourceTarget:
+    return SourceTarget(NAME, key, f"Notebook page {key}", "Notes the team keeps about you.")
 
 
 def _item(key: str, text: str | None) -> Item:
@@ -95,23 +95,25 @@ class NotebookBackend:
     def missing_reason(self, capability: Capability) -> str:
         return MISSING[capability]
 
-    def _page(self, subject: Subject, target: Target) -> dict[str, str]:
+    def _page(self, subject: Subject, target: SourceTarget) -> dict[str, str]:
         return NOTEBOOK.of(subject.upn).setdefault(target.key, {})
 
-    def list_targets(self, subject: Subject) -> list[Target]:
+    def list_targets(self, subject: Subject) -> list[SourceTarget]:
         return [_target(key) for key in sorted(NOTEBOOK.of(subject.upn))]
 
-    def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
         notes = self._page(subject, target)
-        return Page(target, tuple(_item(key, text) for key, text in sorted(notes.items())))
+        return ItemsPage(target, tuple(_item(key, text) for key, text in sorted(notes.items())))
 
-    def read_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         notes = self._page(subject, target)
         if key not in notes:
             raise NotebookDown("No such note.", status=404)
         return _item(key, notes[key])
 
-    def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]:
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
         return [
             (_target(page), _item(key, text))
             for page, notes in sorted(NOTEBOOK.of(subject.upn).items())
@@ -119,28 +121,30 @@ class NotebookBackend:
             if query.casefold() in text.casefold()
         ]
 
-    def append(self, subject: Subject, target: Target, text: str, reason: str) -> Item:
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
         raise Unsupported(MISSING[Capability.APPEND])
 
-    def edit_item(self, subject: Subject, target: Target, key: str, old: str, new: str) -> Item:
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item:
         text = self.read_item(subject, target, key).text or ""
         return self.replace_item(subject, target, key, text.replace(old, new, 1))
 
-    def replace_item(self, subject: Subject, target: Target, key: str, text: str) -> Item:
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
         self.read_item(subject, target, key)
         self._page(subject, target)[key] = text
         return _item(key, text)
 
-    def delete_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         before = self.read_item(subject, target, key)
         del self._page(subject, target)[key]
         return before
 
-    def restore_item(self, subject: Subject, target: Target, item: Item) -> Item:
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
         self._page(subject, target)[item.key] = item.text or ""
         return item
 
-    def clear_target(self, subject: Subject, target: Target) -> list[Outcome]:
+    def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]:
         notes = self._page(subject, target)
         rows = [Outcome(target, key, "erased") for key in sorted(notes)]
         notes.clear()
@@ -149,7 +153,7 @@ class NotebookBackend:
     def erase_subject(self, subject: Subject) -> Erasure:
         raise Unsupported("erased target by target through the steps")
 
-    def export(self, subject: Subject, target: Target) -> str:
+    def export(self, subject: Subject, target: SourceTarget) -> str:
         notes = self._page(subject, target)
         return "".join(f"## {key}\n\n{text}\n\n" for key, text in sorted(notes.items()))
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from memory_ui.sources.legacy.adapter import CHANGED_REASON, FORBIDDEN_REASON, _store_outcome
-from memory_ui.sources.protocol import Outcome, Target
+from memory_ui.sources.protocol import Outcome, SourceTarget
 
-STORE = Target("legacy", "main.agents.benefits_assistant_memory", "benefits")
+STORE = SourceTarget("legacy", "main.agents.benefits_assistant_memory", "benefits")
 ASK = "ask hr-platform@contoso.com"
 ERASED = Outcome(STORE, "/memories/a.md", "erased")
 REFUSED = Outcome(STORE, "/memories/b.md", "not possible", FORBIDDEN_REASON)

@@ -26,8 +26,7 @@ from memory_ui.sources.coreapi.operations import Loaded
 from memory_ui.sources.coreapi.targets import Target
 from memory_ui.sources.legacy import LegacyUnavailable
 from memory_ui.sources.legacy.operations import Store
-from memory_ui.sources.protocol import Capability
-from memory_ui.sources.protocol import Target as SourceTarget
+from memory_ui.sources.protocol import Capability, SourceTarget
 
 TRAVEL = Agent(name="travel-planner", object_id="/agents/travel-planner", display_name="Travel")
 HELPDESK = Agent(name="it-helpdesk", object_id="/agents/it-helpdesk", display_name="IT Helpdesk")

@@ -30,8 +30,8 @@ from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Item,
+    ItemsPage,
     Outcome,
-    Page,
     Subject,
     Unsupported,
 )
@@ -68,7 +68,7 @@ class CoreAPIBackend:
         if subject.upn.lower() != self._subject_upn().lower():
             raise ValueError("this backend serves only its actor's subject")
 
-    def _stored(self, target: backends.Target) -> Target:
+    def _stored(self, target: backends.SourceTarget) -> Target:
         """The stored document a target names, looked up among the subject's own."""
         found = next((t for t in self._targets if t.key == target.key), None)
         if found is None:
@@ -81,19 +81,21 @@ class CoreAPIBackend:
         return all_targets(agents_list(self._actor))
 
     @staticmethod
-    def _as_target(target: Target) -> backends.Target:
-        return backends.Target(SOURCE, target.key, target.label, "", target.agent_name or None)
+    def _as_target(target: Target) -> backends.SourceTarget:
+        return backends.SourceTarget(
+            SOURCE, target.key, target.label, "", target.agent_name or None
+        )
 
     # --- required ---------------------------------------------------------------------------
 
-    def list_targets(self, subject: Subject) -> list[backends.Target]:
+    def list_targets(self, subject: Subject) -> list[backends.SourceTarget]:
         """The shared memory and each agent's own (one agents-list call)."""
         self._check(subject)
         return [self._as_target(t) for t in self._targets]
 
     def read_page(
-        self, subject: Subject, target: backends.Target, cursor: str | None = None
-    ) -> Page:
+        self, subject: Subject, target: backends.SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
         """The whole document in one page (CoreAPI reads a document in one call)."""
         self._check(subject)
         memory = memory_read(self._actor, self._stored(target))
@@ -106,9 +108,9 @@ class CoreAPIBackend:
             items = (_item(0, memory.content_markdown, updated=memory.updated_on),)
         else:
             items = ()
-        return Page(target, items)
+        return ItemsPage(target, items)
 
-    def read_item(self, subject: Subject, target: backends.Target, key: str) -> Item:
+    def read_item(self, subject: Subject, target: backends.SourceTarget, key: str) -> Item:
         item = next((i for i in self.read_page(subject, target).items if i.key == key), None)
         if item is None:
             raise KeyError(key)
@@ -116,7 +118,9 @@ class CoreAPIBackend:
 
     # --- capabilities -----------------------------------------------------------------------
 
-    def append(self, subject: Subject, target: backends.Target, text: str, reason: str) -> Item:
+    def append(
+        self, subject: Subject, target: backends.SourceTarget, text: str, reason: str
+    ) -> Item:
         self._check(subject)
         memory = memory_append(self._actor, self._stored(target), text, reason or None)
         entries = parse_document(memory.content_markdown).entries
@@ -125,7 +129,7 @@ class CoreAPIBackend:
             return _item(0, memory.content_markdown, updated=memory.updated_on)
         return _item(last.index, last.body, last.reason or "", last.timestamp)
 
-    def clear_target(self, subject: Subject, target: backends.Target) -> list[Outcome]:
+    def clear_target(self, subject: Subject, target: backends.SourceTarget) -> list[Outcome]:
         self._check(subject)
         try:
             memory_clear(self._actor, self._stored(target))
@@ -141,25 +145,27 @@ class CoreAPIBackend:
             outcomes += self.clear_target(subject, target)
         return Erasure(tuple(outcomes))
 
-    def export(self, subject: Subject, target: backends.Target) -> str:
+    def export(self, subject: Subject, target: backends.SourceTarget) -> str:
         self._check(subject)
         return memory_export(self._actor, self._stored(target))
 
     # --- not declared: CoreAPI's own pages do these (operations, search, exports) ------------
 
-    def search(self, subject: Subject, query: str) -> list[tuple[backends.Target, Item]]:
+    def search(self, subject: Subject, query: str) -> list[tuple[backends.SourceTarget, Item]]:
         raise Unsupported(ON_ITS_PAGES)
 
     def edit_item(
-        self, subject: Subject, target: backends.Target, key: str, old: str, new: str
+        self, subject: Subject, target: backends.SourceTarget, key: str, old: str, new: str
     ) -> Item:
         raise Unsupported(ON_ITS_PAGES)
 
-    def replace_item(self, subject: Subject, target: backends.Target, key: str, text: str) -> Item:
+    def replace_item(
+        self, subject: Subject, target: backends.SourceTarget, key: str, text: str
+    ) -> Item:
         raise Unsupported(ON_ITS_PAGES)
 
-    def delete_item(self, subject: Subject, target: backends.Target, key: str) -> Item:
+    def delete_item(self, subject: Subject, target: backends.SourceTarget, key: str) -> Item:
         raise Unsupported(ON_ITS_PAGES)
 
-    def restore_item(self, subject: Subject, target: backends.Target, item: Item) -> Item:
+    def restore_item(self, subject: Subject, target: backends.SourceTarget, item: Item) -> Item:
         raise Unsupported(ON_ITS_PAGES)

@@ -16,9 +16,9 @@ from memory_ui.sources.legacy.errors import (
     LegacyUnexpectedResponse,
 )
 from memory_ui.sources.legacy.types import (
+    ListPage,
     MemoryEntry,
     MemoryStore,
-    Page,
     parse_store_agents,
     parse_store_owners,
     scope_for,
@@ -36,9 +36,9 @@ __all__ = [
     "LegacyUnauthorized",
     "LegacyUnavailable",
     "LegacyUnexpectedResponse",
+    "ListPage",
     "MemoryEntry",
     "MemoryStore",
-    "Page",
     "parse_store_agents",
     "parse_store_owners",
     "scope_for",

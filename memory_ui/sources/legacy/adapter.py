@@ -23,10 +23,10 @@ from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Item,
+    ItemsPage,
     Outcome,
-    Page,
+    SourceTarget,
     Subject,
-    Target,
 )
 
 logger = logging.getLogger("memory_ui.memory.legacy")
@@ -76,7 +76,7 @@ APPEND_PATH = "/memories/notes.md"  # where an append goes when the target has n
 
 
 # Whether a file may be erased: it is still what the export handed over.
-type Unchanged = Callable[[Target, Item], bool]
+type Unchanged = Callable[[SourceTarget, Item], bool]
 
 
 def _item(entry: MemoryEntry) -> Item:
@@ -115,32 +115,32 @@ class LegacyBackend:
     def _scope(self, subject: Subject) -> str:
         return scope_for(self._scope_template, upn=subject.upn, oid=subject.oid)
 
-    def _target(self, agent: str, full_name: str, description: str = "") -> Target:
-        return Target(SOURCE, full_name, full_name, description, agent)
+    def _target(self, agent: str, full_name: str, description: str = "") -> SourceTarget:
+        return SourceTarget(SOURCE, full_name, full_name, description, agent)
 
-    def configured_targets(self) -> list[Target]:
+    def configured_targets(self) -> list[SourceTarget]:
         """The configured stores, without asking them anything (no description)."""
         return [self._target(agent, full_name) for agent, full_name in self._stores.items()]
 
-    def unreachable_targets(self) -> list[Target]:
+    def unreachable_targets(self) -> list[SourceTarget]:
         """The stores the portal knows of (LEGACY_STORES_KNOWN) but is not configured to
         reach: an erasure names them, with whom to ask, without calling them."""
         configured = set(self._stores.values())
         return [self._target("", key) for key in self._owners if key not in configured]
 
-    def owner(self, target: Target) -> str:
+    def owner(self, target: SourceTarget) -> str:
         """Whom to ask about the store ("" when nobody said)."""
         return self._owners.get(target.key, "")
 
     # --- required ---------------------------------------------------------------------------
 
-    def list_targets(self, subject: Subject) -> list[Target]:
+    def list_targets(self, subject: Subject) -> list[SourceTarget]:
         """The configured stores the portal may read, each once (one call per store, which
         the configuration bounds; `describe` lets a caller make them concurrently)."""
         described = (self.describe(target) for target in self.configured_targets())
         return [target for target in described if target is not None]
 
-    def describe(self, target: Target) -> Target | None:
+    def describe(self, target: SourceTarget) -> SourceTarget | None:
         """The configured store with its description, or None when the portal may not read
         it: left out and logged, since an operator has to grant it, not the user."""
         try:
@@ -150,7 +150,7 @@ class LegacyBackend:
             return None
         return self._target(target.agent or "", target.key, store.description)
 
-    def writable(self, target: Target) -> bool:
+    def writable(self, target: SourceTarget) -> bool:
         """Whether the portal holds WRITE MEMORY STORE on the store (cached a minute, so a
         store page costs no extra call). Unknown (the permissions call failed) counts as
         writable: the store itself then refuses a write with a 403, which pages answer."""
@@ -168,22 +168,24 @@ class LegacyBackend:
             self._writable[target.key] = (now + PRIVILEGES_TTL_SECONDS, writable)
         return writable
 
-    def refused_write(self, target: Target) -> None:
+    def refused_write(self, target: SourceTarget) -> None:
         """A write the store refused (403): read-only from now on, until the cache expires."""
         with self._writable_lock:
             self._writable[target.key] = (time.monotonic() + PRIVILEGES_TTL_SECONDS, False)
 
-    def read_page(self, subject: Subject, target: Target, cursor: str | None = None) -> Page:
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
         """One page of the target's files, metadata only (no contents: `read_item`)."""
         page = self._client.list_entries(target.key, self._scope(subject), page_token=cursor)
-        return Page(target, tuple(_item(e) for e in page.items), page.next_page_token)
+        return ItemsPage(target, tuple(_item(e) for e in page.items), page.next_page_token)
 
-    def read_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         return _item(self._client.get_entry(target.key, self._scope(subject), key))
 
     # --- capabilities -----------------------------------------------------------------------
 
-    def search(self, subject: Subject, query: str) -> list[tuple[Target, Item]]:
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
         scope = self._scope(subject)
         found = []
         for target in self.configured_targets():
@@ -196,7 +198,7 @@ class LegacyBackend:
             found += [(target, _item(entry)) for entry in entries]
         return found
 
-    def append(self, subject: Subject, target: Target, text: str, reason: str) -> Item:
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
         """Appends to the target's notes file, creating it on first use. `reason` is not
         stored by the source; the caller audits it."""
         scope = self._scope(subject)
@@ -205,21 +207,23 @@ class LegacyBackend:
         except LegacyNotFound:
             return _item(self._client.create_entry(target.key, scope, APPEND_PATH, text))
 
-    def edit_item(self, subject: Subject, target: Target, key: str, old: str, new: str) -> Item:
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item:
         entry = self._client.str_replace(target.key, self._scope(subject), key, old, new)
         return _item(entry)
 
-    def replace_item(self, subject: Subject, target: Target, key: str, text: str) -> Item:
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
         return _item(self._client.replace_all(target.key, self._scope(subject), key, text))
 
-    def delete_item(self, subject: Subject, target: Target, key: str) -> Item:
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         """Deletes the file and returns it as it was, which is what `restore_item` needs."""
         scope = self._scope(subject)
         before = _item(self._client.get_entry(target.key, scope, key))
         self._client.delete_entry(target.key, scope, key)
         return before
 
-    def restore_item(self, subject: Subject, target: Target, item: Item) -> Item:
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
         """Undo of a delete: the same path re-created with the old contents and description
         (LegacyConflict when something was written there meanwhile: nothing overwritten)."""
         created = self._client.create_entry(
@@ -228,7 +232,7 @@ class LegacyBackend:
         return _item(created)
 
     def clear_target(
-        self, subject: Subject, target: Target, unchanged: Unchanged | None = None
+        self, subject: Subject, target: SourceTarget, unchanged: Unchanged | None = None
     ) -> list[Outcome]:
         """Deletes every file of the subject in the target; one outcome per file. With
         `unchanged`, each file is read first and deleted only if `unchanged(target, item)`
@@ -236,7 +240,7 @@ class LegacyBackend:
         scope = self._scope(subject)
         return [self._delete(target, scope, key, unchanged) for key in self._keys(target, scope)]
 
-    def _keys(self, target: Target, scope: str) -> list[str]:
+    def _keys(self, target: SourceTarget, scope: str) -> list[str]:
         keys: list[str] = []
         cursor: str | None = None
         while True:
@@ -246,7 +250,9 @@ class LegacyBackend:
             if cursor is None:
                 return keys
 
-    def _delete(self, target: Target, scope: str, key: str, unchanged: Unchanged | None) -> Outcome:
+    def _delete(
+        self, target: SourceTarget, scope: str, key: str, unchanged: Unchanged | None
+    ) -> Outcome:
         try:
             if unchanged is not None:
                 item = _item(self._client.get_entry(target.key, scope, key))
@@ -303,15 +309,15 @@ class LegacyBackend:
             outcomes.append(_store_outcome(target, rows, self._ask(target)))
         return Erasure((*outcomes, *self._unreachable(), CONVERSATIONS))
 
-    def _ask(self, target: Target) -> str:
+    def _ask(self, target: SourceTarget) -> str:
         owner = self.owner(target)
         return f"ask {owner}" if owner else "ask the store's owner"
 
-    def _no_access(self, target: Target) -> Outcome:
+    def _no_access(self, target: SourceTarget) -> Outcome:
         reason = f"{NO_ACCESS_REASON}; {self._ask(target)}."
         return Outcome(target, target.key, "not possible", reason)
 
-    def _unlisted(self, target: Target, error: LegacyStoreError) -> Outcome:
+    def _unlisted(self, target: SourceTarget, error: LegacyStoreError) -> Outcome:
         """A store's row when its files could not even be listed."""
         if isinstance(error, LegacyForbidden):  # no READ MEMORY STORE
             return self._no_access(target)
@@ -322,7 +328,7 @@ class LegacyBackend:
     def _unreachable(self) -> list[Outcome]:
         return [self._no_access(target) for target in self.unreachable_targets()]
 
-    def export_items(self, subject: Subject, target: Target) -> list[Item]:
+    def export_items(self, subject: Subject, target: SourceTarget) -> list[Item]:
         """Every file of the subject in one store, with contents (one read per file)."""
         scope = self._scope(subject)
         return [
@@ -330,12 +336,12 @@ class LegacyBackend:
             for key in self._keys(target, scope)
         ]
 
-    def export(self, subject: Subject, target: Target) -> str:
+    def export(self, subject: Subject, target: SourceTarget) -> str:
         """The subject's files of one store as one markdown document, file by file."""
         return export_markdown(target, self.export_items(subject, target))
 
 
-def export_markdown(target: Target, items: list[Item]) -> str:
+def export_markdown(target: SourceTarget, items: list[Item]) -> str:
     """A store's files as one markdown document: a heading per path, then its text."""
     parts = [f"# {target.title}\n"]
     for item in items:
@@ -344,7 +350,7 @@ def export_markdown(target: Target, items: list[Item]) -> str:
     return "".join(parts)
 
 
-def _store_outcome(target: Target, rows: list[Outcome], ask: str) -> Outcome:
+def _store_outcome(target: SourceTarget, rows: list[Outcome], ask: str) -> Outcome:
     """One store's row of an erasure, from its files' rows: "erased" only when nothing is
     left; "partly" when some were, saying what was left and why; when none could be, "not
     possible" (the portal may not change the store), "changed" (all changed since the

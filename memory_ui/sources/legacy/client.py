@@ -33,7 +33,7 @@ from memory_ui.sources.legacy.errors import (
     LegacyUnexpectedResponse,
     parse_error,
 )
-from memory_ui.sources.legacy.types import FULL_NAME, MemoryEntry, MemoryStore, Page, parse_page
+from memory_ui.sources.legacy.types import FULL_NAME, ListPage, MemoryEntry, MemoryStore, parse_page
 from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
 logger = logging.getLogger("memory_ui.sources.legacy")
@@ -117,7 +117,7 @@ class LegacyStoresClient:
         *,
         page_token: str | None = None,
         max_results: int | None = None,
-    ) -> Page[MemoryStore]:
+    ) -> ListPage[MemoryStore]:
         """One page of the stores of a schema the portal may read."""
         params = _params(
             catalog_name=catalog_name,
@@ -149,7 +149,7 @@ class LegacyStoresClient:
         path_prefix: str | None = None,
         page_size: int | None = None,
         page_token: str | None = None,
-    ) -> Page[MemoryEntry]:
+    ) -> ListPage[MemoryEntry]:
         """One page of a scope's entries, metadata only (contents None)."""
         _check(scope)
         params = _params(

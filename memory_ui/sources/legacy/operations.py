@@ -59,7 +59,15 @@ from memory_ui.sources.legacy.values import (
     NotMatchedOnce,
     file_version,
 )
-from memory_ui.sources.protocol import Capability, Erasure, Item, Outcome, Page, Subject, Target
+from memory_ui.sources.protocol import (
+    Capability,
+    Erasure,
+    Item,
+    ItemsPage,
+    Outcome,
+    SourceTarget,
+    Subject,
+)
 
 logger = logging.getLogger("memory_ui.memory.legacy")
 
@@ -74,7 +82,7 @@ SYSTEM_NOTICE = "Move what you want to keep into your current memory."
 class Store:
     """One configured legacy store as the actor may see it, with what it allows."""
 
-    target: Target
+    target: SourceTarget
     capabilities: Capability
     writable: bool = True  # the portal holds WRITE MEMORY STORE on it
     # The agent's display name, where the web layer knows the person can read that agent.
@@ -204,7 +212,7 @@ def _audited[T](actor: Actor, action: str, store: Store, step: Callable[[], T]) 
         raise
 
 
-def _store(target: Target) -> Store:
+def _store(target: SourceTarget) -> Store:
     backend = _backend()
     return Store(target, backend.capabilities, backend.writable(target))
 
@@ -221,7 +229,7 @@ def legacy_stores(actor: Actor) -> list[Store]:
     subject_of(actor)  # refuses a subject whose scope the portal cannot make
     backend = _backend()
 
-    def readable(target: Target) -> Store | None:
+    def readable(target: SourceTarget) -> Store | None:
         described = backend.describe(target)
         return None if described is None else _store(described)
 
@@ -246,7 +254,7 @@ def legacy_store_keys() -> frozenset[str]:
     return frozenset(stores.values())
 
 
-def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> Page:
+def legacy_files(actor: Actor, store: Store, page_token: str | None = None) -> ItemsPage:
     """One page of the actor's files in `store` (path, description, updated, has_text;
     no contents), in ONE entries-list call."""
     return _backend().read_page(subject_of(actor), store.target, page_token)
@@ -417,7 +425,7 @@ def legacy_erase_subject(actor: Actor, exported: Mapping[str, Mapping[str, str]]
         _audit(actor, Action.ERASE, None, error=exc)
         return Erasure((Outcome(None, "stores", "not possible", exc.message),))
 
-    def unchanged(target: Target, item: Item) -> bool:
+    def unchanged(target: SourceTarget, item: Item) -> bool:
         return exported.get(target.key, {}).get(item.key) == file_version(item).token()
 
     erasure = _backend().erase_subject(subject, unchanged)

@@ -109,12 +109,12 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True)
-class Page[T]:
+class ListPage[T]:
     items: tuple[T, ...]
     next_page_token: str | None
 
 
-def parse_page[T](data: Any, key: str, parse: Any) -> Page[T]:
+def parse_page[T](data: Any, key: str, parse: Any) -> ListPage[T]:
     if not isinstance(data, dict):
         raise ValueError("the response is not an object")
     raw = data.get(key, [])
@@ -123,7 +123,7 @@ def parse_page[T](data: Any, key: str, parse: Any) -> Page[T]:
     token = data.get("next_page_token") or None
     if token is not None and not isinstance(token, str):
         raise ValueError("next_page_token is not a string")
-    return Page(tuple(parse(item) for item in raw), token)
+    return ListPage(tuple(parse(item) for item in raw), token)
 
 
 def scope_for(template: str, *, upn: str, oid: str) -> str:

@@ -35,7 +35,7 @@ from memory_ui.sources.legacy import (
 )
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.operations import Store
-from memory_ui.sources.protocol import Capability, Item, Page
+from memory_ui.sources.protocol import Capability, Item, ItemsPage
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
@@ -203,7 +203,7 @@ def store(request: HtmxHttpRequest, key: str) -> HttpResponse:
         context["undo_label"] = item_undo_label(request.session, undo, found.key)
     status = 200
     try:
-        page: Page = legacy_ops.legacy_files(user_actor(request), found, cursor)
+        page: ItemsPage = legacy_ops.legacy_files(user_actor(request), found, cursor)
     except LegacyStoreError as exc:
         context["error"] = exc
         context["retry_url"] = retry_url(exc, request.get_full_path())

@@ -28,7 +28,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_ui.sources import generic, registry
-from memory_ui.sources.protocol import Capability, MemoryBackend, Source, SourceError, Target
+from memory_ui.sources.protocol import Capability, MemoryBackend, Source, SourceError, SourceTarget
 from memory_ui.web.access import user_actor
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms import first_error
@@ -52,7 +52,7 @@ class Place:
 
     source: Source
     backend: MemoryBackend
-    target: Target | None = None
+    target: SourceTarget | None = None
 
     @property
     def undo_place(self) -> str:
