@@ -18,7 +18,7 @@ import threading
 from datetime import UTC, datetime
 from typing import NoReturn
 
-from memory_ui.sources.coreapi import context
+from memory_ui import calls
 
 # LogRecord attributes that are the record's own machinery, not extra fields.
 _STANDARD = frozenset(
@@ -32,7 +32,7 @@ def _request_id(record: logging.LogRecord) -> str:
     on the request they carry (portal/requestid.py puts it there)."""
     return (
         getattr(record, "request_id", None)
-        or context.correlation_id.get()
+        or calls.correlation_id.get()
         or getattr(getattr(record, "request", None), "request_id", "")
     )
 

@@ -27,7 +27,7 @@ from prometheus_client import (
 )
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
 
-from memory_ui.sources.coreapi import context
+from memory_ui import calls
 
 REQUESTS = Counter(
     "portal_requests_total",
@@ -71,8 +71,8 @@ def observe_coreapi_call(method: str, path: str, outcome: str, seconds: float) -
     COREAPI_SECONDS.labels(endpoint, method, outcome).observe(seconds)
 
 
-if observe_coreapi_call not in context.call_observers:
-    context.call_observers.append(observe_coreapi_call)
+if observe_coreapi_call not in calls.call_observers:
+    calls.call_observers.append(observe_coreapi_call)
 
 
 def _route(request: HttpRequest) -> str:

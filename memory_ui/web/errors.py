@@ -14,7 +14,7 @@ from typing import Any
 
 from django.http import HttpResponse
 
-from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.protocol import SourceError
 from memory_ui.web.forms import TargetForm
 from memory_ui.web.htmx import HtmxHttpRequest
 
@@ -22,7 +22,7 @@ from memory_ui.web.htmx import HtmxHttpRequest
 class AgentsUnlisted(Exception):
     """The user's agents could not be listed while resolving `form`'s memory."""
 
-    def __init__(self, form: TargetForm, error: CoreAPIError) -> None:
+    def __init__(self, form: TargetForm, error: SourceError) -> None:
         super().__init__(error.message)
         self.form = form
         self.error = error

@@ -45,6 +45,7 @@ ALLOWED = {
 RULES = [
     ("memory_ui/transport.py", ("memory_ui",), "the shared HTTP transport stands alone"),
     ("memory_ui/budget.py", ("memory_ui",), "the calls' deadline stands alone"),
+    ("memory_ui/calls.py", ("memory_ui",), "the request's correlation id stands alone"),
     ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
     *(
         (f"memory_ui/{module}.py", _ABOVE_GROUND, "the ground floor imports nothing above it")

@@ -9,8 +9,8 @@ import logging
 import pytest
 from django.test import Client
 
+from memory_ui import calls
 from memory_ui.identity import CallerAuth
-from memory_ui.sources.coreapi import context
 from memory_ui.sources.coreapi.client import CoreAPIClient
 from portal import probes
 
@@ -153,12 +153,12 @@ def test_coreapi_calls_carry_the_request_id(monkeypatch):
             pass
 
     client = CoreAPIClient("http://127.0.0.1:9", "instance", get_retries=0, session=Recorder())
-    token = context.correlation_id.set("req-77")
+    token = calls.correlation_id.set("req-77")
     try:
         with pytest.raises(Exception):  # noqa: B017, PT011 (any failure; headers matter)
             client.list_agents(CallerAuth(access_token="t"))
     finally:
-        context.correlation_id.reset(token)
+        calls.correlation_id.reset(token)
     assert sent[0]["X-Correlation-ID"] == "req-77"
 
 

@@ -35,9 +35,8 @@ from urllib.parse import quote, urlencode
 
 import requests
 
-from memory_ui import budget
+from memory_ui import budget, calls
 from memory_ui.identity import CallerAuth
-from memory_ui.sources.coreapi import context
 from memory_ui.sources.coreapi.errors import (
     BUSY_MESSAGE,
     FIXED_MESSAGES,
@@ -87,8 +86,8 @@ def _check_content(content_markdown: str) -> None:
 
 def _correlation_id(value: str | None) -> str:
     if value is None:
-        # The portal request's id when there is one (memory_ui.sources.coreapi.context).
-        return context.correlation_id.get() or uuid.uuid4().hex
+        # The portal request's id when there is one (memory_ui.calls).
+        return calls.correlation_id.get() or uuid.uuid4().hex
     if not CORRELATION_ID.fullmatch(value):
         raise ValueError("correlation_id must be 1-128 characters of [A-Za-z0-9._:-]")
     return value
@@ -464,7 +463,7 @@ def _log_attempt(
 
 def _observe(method: str, path: str, outcome: str, started: float) -> None:
     seconds = time.monotonic() - started
-    for observer in context.call_observers:
+    for observer in calls.call_observers:
         try:
             observer(method, path, outcome, seconds)
         except Exception:  # metrics must never fail a CoreAPI call

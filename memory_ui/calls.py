@@ -1,4 +1,5 @@
-"""What the CoreAPI client takes from the work in progress, without importing web code.
+"""What the sources' clients take from the work in progress, without importing web code
+(the ground floor: any source's client may use it; CoreAPI's does).
 
 - `correlation_id`: the id of the portal request being served; every CoreAPI call made for
   it sends this as X-Correlation-ID, so the portal's log lines and CoreAPI's tie together.
