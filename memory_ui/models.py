@@ -119,8 +119,9 @@ class MemoryVisit(models.Model):
     """When one person last opened one memory, and the version they saw then: what "new"
     is counted from. A time and a version token (CoreAPI's updatedOn and a sha256), never
     content. `previous_seen_at` is the visit before (the one before the last that found
-    something new: `visits.visit_record`), so entries stay marked new on the page that is
-    open (its "Show more", its views, a reload, the page after an edit) until "Mark as seen"."""
+    something new: `visits.visit_record`; at a memory's first opening, the person's first
+    visit to any memory), so entries stay marked new on the page that is open (its "Show
+    more", its views, a reload, the page after an edit) until "Mark as seen"."""
 
     user_oid = models.CharField(max_length=64)
     target_key = models.CharField(max_length=220)

@@ -7,6 +7,10 @@ time (a preamble, a document without dated entries) are never counted new: there
 nothing to tell when they came. Nor is a file moved in from an older memory system: its
 heading is the time of the move, and its reason gives the file's own time. Nothing here
 reads or keeps content: a visit is a time and a version token.
+
+A memory the person has not opened here yet counts from their first visit to any memory
+(their earliest `MemoryVisit`): what agents added since they started using the portal is
+new to them too. Before any visit at all nothing is new: everything would be.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Min
 from django.utils import timezone
 
 from memory_ui.documents import Entry
@@ -33,6 +38,12 @@ class NewEntry:
 def visits_of(user_oid: str) -> dict[str, MemoryVisit]:
     """Every memory this person has opened, by target key (one query)."""
     return {v.target_key: v for v in MemoryVisit.objects.filter(user_oid=user_oid)}
+
+
+def first_visit(visits: dict[str, MemoryVisit]) -> datetime | None:
+    """When this person first opened any memory here: the baseline of the ones they have
+    not opened yet (None before any visit)."""
+    return min((v.seen_at for v in visits.values()), default=None)
 
 
 def visit_of(user_oid: str, target_key: str) -> MemoryVisit | None:
@@ -58,6 +69,13 @@ def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVi
         defaults={"seen_at": now, "seen_version": version},
     )
     if created:
+        if keep_marks:
+            # Opened for the first time: the page marks what came since the person's first
+            # visit elsewhere, as the dashboard and What's new counted it.
+            earlier = MemoryVisit.objects.filter(user_oid=user_oid).exclude(pk=visit.pk)
+            visit.previous_seen_at = earlier.aggregate(first=Min("seen_at"))["first"]
+            if visit.previous_seen_at is not None:
+                visit.save(update_fields=("previous_seen_at",))
         return visit
     if not keep_marks:
         visit.previous_seen_at = now
@@ -86,10 +104,13 @@ def new_since(loaded: Loaded, since: datetime | None, seen_version: str = "") ->
     return sorted(entries, key=lambda e: (e.timestamp or since, e.index), reverse=True)
 
 
-def new_entries(loaded: Loaded, visit: MemoryVisit | None) -> list[Entry]:
-    """New since the last time this memory was opened (the dashboard, What's new)."""
+def new_entries(
+    loaded: Loaded, visit: MemoryVisit | None, first: datetime | None = None
+) -> list[Entry]:
+    """New since the last time this memory was opened (the dashboard, What's new); for a
+    memory never opened, since `first` (`first_visit`)."""
     if visit is None:
-        return []
+        return new_since(loaded, first)
     return new_since(loaded, visit.seen_at, visit.seen_version)
 
 
@@ -102,10 +123,11 @@ def marked_new(loaded: Loaded, visit: MemoryVisit | None) -> list[Entry]:
 
 def whats_new(loaded: list[Loaded], visits: dict[str, MemoryVisit]) -> list[NewEntry]:
     """New entries across every memory read, newest first."""
+    first = first_visit(visits)
     found = [
         NewEntry(one.target, entry)
         for one in loaded
-        for entry in new_entries(one, visits.get(one.key))
+        for entry in new_entries(one, visits.get(one.key), first)
     ]
     return sorted(
         found, key=lambda n: (n.entry.timestamp or timezone.now(), n.entry.index), reverse=True

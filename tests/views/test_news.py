@@ -7,7 +7,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from devstack.coreapi import formats
 from memory_ui.models import MemoryVisit
@@ -44,6 +46,10 @@ def agent_adds(fake: FakeCoreAPI, clock: Clock, agent: str | None, text: str, re
     """An agent appending a minute after whatever came before, while nobody watches."""
     fake.put(formats.append_entry(fake.text(agent), text, clock.tick(), reason), agent)
     clock.tick()
+
+
+def visit_queries(queries: CaptureQueriesContext) -> int:
+    return sum(MemoryVisit._meta.db_table in q["sql"] for q in queries.captured_queries)
 
 
 def new_marks(html: str) -> list[str]:
@@ -83,7 +89,7 @@ def test_entries_added_since_the_last_visit_are_new_on_every_page(alice: Client,
     assert text.index("Hotel: the Strand Palace.") < text.index("Booked the Eurostar")
     assert "because: Hotel booked" in text and "Travel Planner" in text
     assert f'href="{TRAVEL}?entry=3#entry-3"' in body(news)
-    # Memories never opened count nothing new yet, and the page says which.
+    # The page says which memories were never opened (they count from the first visit).
     assert "Not opened here yet" in text and "IT Helpdesk" in text
 
     opened = body(alice.get(TRAVEL))
@@ -131,6 +137,54 @@ def test_mark_all_as_seen_on_whats_new(alice: Client, fake, clock):
     assert "Marked everything as seen." in page_text(done)
     assert "Nothing new since you last looked." in page_text(done)
     assert MemoryVisit.objects.count() == 4
+
+
+def test_a_memory_never_opened_counts_from_the_first_visit_here(alice: Client, fake, clock):
+    # Issue 32, item 10: it flagged nothing outside What's new's one line.
+    alice.get("/memory/user")  # the first visit to the portal, elsewhere
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+
+    card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert '<strong class="new-badge">2 new</strong>' in card
+    assert "since your first visit here" in card
+    names = {"name": ["benefits-assistant", "it-helpdesk", "travel-planner"]}
+    with CaptureQueriesContext(connection) as queries:
+        batch = body(alice.get("/cards/agents", names, headers=HTMX))
+    assert '<strong class="new-badge">2 new</strong>' in batch
+    assert batch.count("new-badge") == 1
+    with CaptureQueriesContext(connection) as more:
+        text = page_text(alice.get("/whats-new"))
+    assert "2 new entries." in text and "Seat 42." in text and "Booked the Eurostar." in text
+    # The baseline comes with the visits: one query for the batch, one for What's new.
+    assert visit_queries(queries) == 1 and visit_queries(more) == 1
+    assert "since your first visit here counts as new" in text
+
+    opened = body(alice.get(TRAVEL))
+    assert new_marks(opened) == ["entry-3", "entry-2"]
+    assert "2 new since your last visit" in page_text(alice.get(TRAVEL, headers=HTMX))
+    # The marks stay on a reload; the card and What's new count from this opening now.
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-3", "entry-2"]
+    assert "new-badge" not in body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert "Nothing new since you last looked." in page_text(alice.get("/whats-new"))
+
+
+def test_a_first_time_user_sees_nothing_marked(alice: Client, fake, clock):
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+
+    assert "new-badge" not in body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    text = page_text(alice.get("/whats-new"))
+    assert "Nothing new since you last looked." in text
+    assert "so nothing in them counts as new until you open a memory" in text
+    html = body(alice.get(TRAVEL))
+    assert new_marks(html) == [] and "since your last visit" not in html
+    assert MemoryVisit.objects.get().previous_seen_at is None
+    # That first visit is the baseline: what came before it is not new anywhere else either.
+    agent_adds(fake, clock, None, "- Works from Lisbon in January.", "Travel plans")
+    assert "new-badge" in body(alice.get("/cards/user", headers=HTMX))
+    assert "1 new entry." in page_text(alice.get("/whats-new"))
+    assert len(new_marks(body(alice.get("/memory/user")))) == 1
 
 
 def test_mark_as_seen_takes_only_the_persons_own_memories(alice: Client, fake, clock):

@@ -46,6 +46,8 @@ class WhatsNewPage:
     rows: list[NewRow] = field(default_factory=list)
     failed: list[Loaded] = field(default_factory=list)
     never_opened: list[Target] = field(default_factory=list)
+    # The person has opened some memory here: the never opened ones count from then.
+    counting: bool = False
     # The version each memory was read at, for "Mark all as seen" (`version-<key>`).
     versions: dict[str, str] = field(default_factory=dict)
     error: CoreAPIError | None = None
@@ -61,6 +63,7 @@ def _page(request: HtmxHttpRequest) -> WhatsNewPage:
         failed=[one for one in loaded if one.error is not None],
         never_opened=[one.target for one in loaded if one.key not in visits and one.memory],
         versions={one.key: Version.of(one.memory).token() for one in loaded if one.memory},
+        counting=bool(visits),
     )
     for new in whats_new(loaded, visits):
         url = f"{target_url(new.target)}?entry={new.entry.index}#entry-{new.entry.index}"

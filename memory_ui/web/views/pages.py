@@ -12,7 +12,7 @@ from memory_ui.models import MemoryVisit
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.coreapi.operations import Loaded, memory_load, memory_load_many
 from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
-from memory_ui.visits import new_entries, visit_record, visits_of
+from memory_ui.visits import first_visit, new_entries, visit_record, visits_of
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
@@ -51,9 +51,11 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
 def _card_context(
     loaded: Loaded, visits: dict[str, MemoryVisit], agent_name: str = ""
 ) -> dict[str, object]:
+    visit = visits.get(loaded.key)
     return {
         "card": loaded,
-        "new_count": len(new_entries(loaded, visits.get(loaded.key))),
+        "new_count": len(new_entries(loaded, visit, first_visit(visits))),
+        "opened": visit is not None,
         "agent": loaded.target.agent,
         "agent_name": agent_name,
         "card_id": f"card-agent-{agent_name}" if agent_name else "card-user",
