@@ -51,8 +51,9 @@ def audit(
     target: SourceTarget | None,
     *,
     before: str | None = None,
+    after: str | None = None,
     error: SourceError | None = None,
-    reason: str = "",
+    count: int | None = None,
 ) -> None:
     audit_record(
         actor.who,
@@ -62,9 +63,11 @@ def audit(
         agent_name=(target.agent or "") if target else "",
         store=target.key if target else "",
         before=before,
+        after=after,
         error=error,
-        reason=reason or actor.reason,
+        reason=actor.reason,
         ticket=actor.ticket,
+        count=count,
     )
 
 
@@ -150,7 +153,7 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
     restored = audited(
         actor, backend, Action.UNDO, target, lambda: backend.restore_item(subject, target, item)
     )
-    audit(actor, backend.source, Action.UNDO, target, before=restored.text)
+    audit(actor, backend.source, Action.UNDO, target, after=restored.text)
     return restored
 
 
@@ -160,6 +163,9 @@ def item_replace(
     """One item's text replaced with `text`. Audited."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
+    current = audited(
+        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
+    )
     edited = audited(
         actor,
         backend,
@@ -167,7 +173,7 @@ def item_replace(
         target,
         lambda: backend.replace_item(subject, target, key, text),
     )
-    audit(actor, backend.source, Action.EDIT, target, before=edited.text)
+    audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
     return edited
 
 
@@ -180,7 +186,7 @@ def target_clear(actor: Actor, backend: MemoryBackend, target: SourceTarget) -> 
     )
     kept = [row for row in rows if row.result != "erased"]
     error = SourceError(f"{len(kept)} of {len(rows)} items were not deleted") if kept else None
-    audit(actor, backend.source, Action.CLEAR, target, error=error, reason=f"{len(rows)} items")
+    audit(actor, backend.source, Action.CLEAR, target, error=error, count=len(rows))
     return rows
 
 
@@ -223,7 +229,8 @@ class BackendSteps:
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
         if exported is None:
-            audit(actor, backend.source, Action.ERASE, None, reason=NOT_EXPORTED)
+            error = SourceError(NOT_EXPORTED, status=409)
+            audit(actor, backend.source, Action.ERASE, None, error=error)
             return Erasure((Outcome(None, backend.source, "not possible", NOT_EXPORTED),))
         try:
             require(backend, Capability.ERASE_SUBJECT)
@@ -257,10 +264,10 @@ class BackendSteps:
         total = erased + kept
         reason = f"{erased} of {total} erased" + (f"; {kept} left: {CHANGED}" if kept else ".")
         if not kept:
-            audit(actor, backend.source, Action.ERASE, target, reason=reason)
+            audit(actor, backend.source, Action.ERASE, target, count=erased)
             return Outcome(target, target.key, "erased", reason, erased, total)
         error = SourceError(reason)
-        audit(actor, backend.source, Action.ERASE, target, error=error, reason=reason)
+        audit(actor, backend.source, Action.ERASE, target, error=error, count=erased)
         result = "partly" if erased else "changed"
         return Outcome(target, target.key, result, reason, erased, total)
 

@@ -7,6 +7,7 @@ in turn, its action is gone and its sentence is shown."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -191,3 +192,57 @@ def test_a_target_that_is_not_theirs_is_a_404_without_a_change(alice: Client, no
     )
     assert missing.status_code == 404
     assert alice.get(reverse("source_section", args=["nothing-here"])).status_code == 404
+
+
+def test_an_edit_is_audited_with_the_text_before_and_after(alice: Client, notebook) -> None:
+    saved = alice.post(
+        reverse("source_edit", args=["notebook"]), {"target": PAGE, "item": "desk", "text": "5C"}
+    )
+    assert saved.status_code == 302 and NOTEBOOK.pages[ALICE][PAGE]["desk"] == "5C"
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.EDIT)
+    assert (event.sha256_before, event.sha256_after) == (_sha256("Desk 4B"), _sha256("5C"))
+
+
+def test_an_undo_is_audited_with_the_text_it_put_back(alice: Client, notebook) -> None:
+    deleted = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "desk"}
+    )
+    token = re.search(r"undo=([\w-]+)", deleted["Location"])[1]
+    alice.post(reverse("source_undo", args=["notebook"]), {"target": PAGE, "undo": token})
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.UNDO)
+    assert (event.sha256_before, event.sha256_after) == ("", _sha256("Desk 4B"))
+
+
+def test_a_clear_is_audited_with_its_count_not_as_a_reason(alice: Client, notebook) -> None:
+    cleared = alice.post(
+        reverse("source_clear", args=["notebook"]), {"target": PAGE, "phrase": "clear"}
+    )
+    assert cleared.status_code == 200 and NOTEBOOK.pages[ALICE][PAGE] == {}
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.CLEAR)
+    assert (event.count, event.reason) == (2, "")
+
+
+def test_an_erasure_keeps_supports_reason_and_one_not_exported_is_a_failure(
+    carol: Client, notebook
+) -> None:
+    from tests.views.test_support import REASON, clear, export, start
+
+    request_url = start(carol)
+    NOTEBOOK.down = True  # not in the export, so not erased
+    export(carol, request_url)
+    NOTEBOOK.down = False
+    carol.get(clear(carol, request_url)["Location"])
+    refused = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.ERASE)
+    assert refused.outcome == AuditEvent.Outcome.ERROR and NOTEBOOK.pages[ALICE][PAGE]
+
+    request_url = start(carol)
+    export(carol, request_url)
+    carol.get(clear(carol, request_url)["Location"])
+    events = AuditEvent.objects.filter(source="notebook", action=AuditEvent.Action.ERASE)
+    erased = events.exclude(pk=refused.pk).get()
+    assert erased.outcome == AuditEvent.Outcome.OK
+    assert (erased.reason, erased.count) == (REASON, 2)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
