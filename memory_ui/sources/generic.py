@@ -254,12 +254,19 @@ class BackendSteps:
         target: SourceTarget,
         versions: dict[str, str],
     ) -> Outcome:
+        keys = [item.key for item in _all_items(backend, subject, target)]
         erased = kept = 0
-        for key in [item.key for item in _all_items(backend, subject, target)]:
-            if versions.get(key) != version_of(backend.read_item(subject, target, key)):
-                kept += 1
-                continue
-            backend.delete_item(subject, target, key)
+        for key in keys:
+            try:
+                if versions.get(key) != version_of(backend.read_item(subject, target, key)):
+                    kept += 1
+                    continue
+                backend.delete_item(subject, target, key)
+            except SourceError as exc:  # what was erased before it is still said and audited
+                reason = f"{erased} of {len(keys)} erased; then: {exc.message}"
+                audit(actor, backend.source, Action.ERASE, target, error=exc, count=erased)
+                result = "partly" if erased else "failed"
+                return Outcome(target, target.key, result, reason, erased, len(keys))
             erased += 1
         total = erased + kept
         reason = f"{erased} of {total} erased" + (f"; {kept} left: {CHANGED}" if kept else ".")

@@ -246,3 +246,28 @@ def test_an_erasure_keeps_supports_reason_and_one_not_exported_is_a_failure(
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_an_erasure_that_fails_part_way_counts_what_it_erased(
+    carol: Client, notebook, monkeypatch
+) -> None:
+    from tests.fake_source import NotebookBackend, NotebookDown
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    export(carol, request_url)
+    delete_item = NotebookBackend.delete_item
+
+    def delete_one_then_fail(self, subject, target, key):
+        if key == "desk":
+            raise NotebookDown("The team notebook is unavailable, try again.", status=503)
+        return delete_item(self, subject, target, key)
+
+    monkeypatch.setattr(NotebookBackend, "delete_item", delete_one_then_fail)
+    result = carol.get(clear(carol, request_url)["Location"])
+    assert NOTEBOOK.pages[ALICE][PAGE] == {"desk": "Desk 4B"}  # coffee erased, desk left
+    rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
+    assert [row[2:4] for row in rows] == [["partly", "1 of 2 erased"]]
+    assert "The team notebook is unavailable" in rows[0][4]
+    erased = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.ERASE)
+    assert (erased.outcome, erased.count) == (AuditEvent.Outcome.ERROR, 1)
