@@ -29,7 +29,6 @@ from memory_ui.sources.protocol import (
     SourceError,
     SourceTarget,
     Subject,
-    Unsupported,
     require,
 )
 
@@ -207,6 +206,8 @@ class BackendSteps:
 
     def plan(self, actor: Actor) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
+        if why := _not_erasable(backend):
+            return Erasure((Outcome(None, backend.source, "not possible", why),))
         rows = []
         for target in backend.list_targets(subject):
             total = len(_all_items(backend, subject, target))
@@ -228,14 +229,12 @@ class BackendSteps:
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
+        if why := _not_erasable(backend):
+            return Erasure((Outcome(None, backend.source, "not possible", why),))
         if exported is None:
             error = SourceError(NOT_EXPORTED, status=409)
             audit(actor, backend.source, Action.ERASE, None, error=error)
             return Erasure((Outcome(None, backend.source, "not possible", NOT_EXPORTED),))
-        try:
-            require(backend, Capability.ERASE_SUBJECT)
-        except Unsupported as exc:
-            return Erasure((Outcome(None, backend.source, "not possible", str(exc)),))
         rows = []
         for target in backend.list_targets(subject):
             try:
@@ -277,6 +276,15 @@ class BackendSteps:
         audit(actor, backend.source, Action.ERASE, target, error=error, count=erased)
         result = "partly" if erased else "changed"
         return Outcome(target, target.key, result, reason, erased, total)
+
+
+def _not_erasable(backend: MemoryBackend) -> str:
+    """Why a request cannot erase here ("" where it can): it erases only what its export
+    handed over, so a source it cannot export is not erased either."""
+    for capability in (Capability.ERASE_SUBJECT, Capability.EXPORT):
+        if capability not in backend.capabilities:
+            return backend.missing_reason(capability)
+    return ""
 
 
 def _all_items(backend: MemoryBackend, subject: Subject, target: SourceTarget) -> list[Item]:

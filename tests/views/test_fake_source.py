@@ -271,3 +271,23 @@ def test_an_erasure_that_fails_part_way_counts_what_it_erased(
     assert "The team notebook is unavailable" in rows[0][4]
     erased = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.ERASE)
     assert (erased.outcome, erased.count) == (AuditEvent.Outcome.ERROR, 1)
+
+
+@pytest.mark.parametrize("capability", ["ERASE_SUBJECT", "EXPORT"])
+def test_a_source_that_cannot_erase_is_not_possible_before_and_after_the_clear(
+    carol: Client, notebook, settings, capability: str
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    settings.NOTEBOOK_WITHOUT = [capability]
+    why = MISSING[Capability[capability]]
+    request_url = start(carol)
+    before = page_text(carol.get(request_url))
+    assert f"{TITLE} Notebook page weekly to erase" not in before
+    assert f"{TITLE} Notebook not possible — {why}" in before
+
+    export(carol, request_url)
+    result = carol.get(clear(carol, request_url)["Location"])
+    rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
+    assert rows == [[TITLE, "Notebook", "not possible", "—", why]]
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 4B"
