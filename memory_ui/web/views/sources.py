@@ -42,7 +42,12 @@ from memory_ui.web.forms.sources import (
 )
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.offered import Offered
-from memory_ui.web.stores.item_undo import item_undo_forget, item_undo_remember, item_undo_take
+from memory_ui.web.stores.item_undo import (
+    item_undo_forget,
+    item_undo_label,
+    item_undo_remember,
+    item_undo_take,
+)
 
 
 @dataclass(frozen=True)
@@ -164,14 +169,9 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     undo = request.GET.get("undo", "")
     if undo:
         context["undo"] = undo
-        context["undo_label"] = _undo_label(request, place, undo)
+        context["undo_label"] = item_undo_label(request.session, undo, place.undo_place)
     status = context["error"].portal_status if context["error"] else 200
     return render(request, "memory_ui/sources/target.html", context, status=status)
-
-
-def _undo_label(request: HtmxHttpRequest, place: Place, token: str) -> str:
-    item = item_undo_take(request.session, token, place.undo_place)
-    return item.key if item else ""
 
 
 @require_http_methods(["GET", "POST"])
