@@ -291,3 +291,17 @@ def test_a_source_that_cannot_erase_is_not_possible_before_and_after_the_clear(
     rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
     assert rows == [[TITLE, "Notebook", "not possible", "—", why]]
     assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 4B"
+
+
+def test_a_change_that_fails_offers_to_try_again_from_its_page_not_its_post_url(
+    alice: Client, notebook
+) -> None:
+    NOTEBOOK.down = True
+    failed = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "desk"}
+    )
+    assert failed.status_code == 503
+    retry = re.search(r'<a href="([^"]*)" role="button" class="secondary">', body(failed))[1]
+    assert retry.replace("&amp;", "&") == target_url()
+    NOTEBOOK.down = False
+    assert alice.get(retry.replace("&amp;", "&")).status_code == 200

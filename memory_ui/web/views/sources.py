@@ -123,7 +123,11 @@ def target_url(place: Place, page: str = "source_target", **query: str) -> str:
 
 
 def _failed(request: HtmxHttpRequest, source: Source, error: SourceError) -> HttpResponse:
-    context = {"source": source, "error": error, "retry_url": request.get_full_path()}
+    retry = request.get_full_path()
+    if request.method == "POST":  # a link cannot send a change again: back to its target's page
+        query = urlencode({"target": request.POST.get("target", "")})
+        retry = f"{reverse('source_target', args=[source.name])}?{query}"
+    context = {"source": source, "error": error, "retry_url": retry}
     return render(request, "memory_ui/sources/failed.html", context, status=error.portal_status)
 
 
