@@ -32,6 +32,7 @@ from memory_ui.sources.protocol import (
     require,
 )
 
+CHANGED_MEANWHILE = "It was changed since you opened it: open it again to see the change."
 NOT_EXPORTED = "Not exported with this request, so nothing was erased: export again, then erase."
 CHANGED = "Changed since the export; kept: export again, then erase."
 
@@ -79,6 +80,12 @@ def audited[T](
     except SourceError as exc:
         audit(actor, backend.source, action, target, error=exc)
         raise
+
+
+class ItemChanged(SourceError):
+    """The item is no longer the version its editor opened."""
+
+    portal_status = 409
 
 
 def version_of(item: Item) -> str:
@@ -157,14 +164,19 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
 
 
 def item_replace(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
 ) -> Item:
-    """One item's text replaced with `text`. Audited."""
+    """One item's text replaced with `text` if it is still at `version` (`version_of` when
+    the editor opened), compared just before saving. Audited."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
     current = audited(
         actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
     )
+    if version_of(current) != version:
+        changed = ItemChanged(CHANGED_MEANWHILE, status=409)
+        audit(actor, backend.source, Action.EDIT, target, error=changed)
+        raise changed
     edited = audited(
         actor,
         backend,

@@ -23,7 +23,7 @@ from memory_ui.sources import registry
 from memory_ui.sources.protocol import Capability
 from tests.fake_coreapi import FakeCoreAPI
 from tests.fake_source import MISSING, NOTEBOOK, TITLE
-from tests.pages import table_rows
+from tests.pages import forms, table_rows
 from tests.views.helpers import body, page_text
 
 ALICE = "alice@contoso.com"
@@ -195,9 +195,9 @@ def test_a_target_that_is_not_theirs_is_a_404_without_a_change(alice: Client, no
 
 
 def test_an_edit_is_audited_with_the_text_before_and_after(alice: Client, notebook) -> None:
-    saved = alice.post(
-        reverse("source_edit", args=["notebook"]), {"target": PAGE, "item": "desk", "text": "5C"}
-    )
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    saved = alice.post(form.action, {**form.fields, "text": "5C"})
     assert saved.status_code == 302 and NOTEBOOK.pages[ALICE][PAGE]["desk"] == "5C"
     event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.EDIT)
     assert (event.sha256_before, event.sha256_after) == (_sha256("Desk 4B"), _sha256("5C"))
@@ -305,3 +305,23 @@ def test_a_change_that_fails_offers_to_try_again_from_its_page_not_its_post_url(
     assert retry.replace("&amp;", "&") == target_url()
     NOTEBOOK.down = False
     assert alice.get(retry.replace("&amp;", "&")).status_code == 200
+
+
+def test_an_edit_does_not_overwrite_a_change_made_since_the_editor_opened(
+    alice: Client, notebook
+) -> None:
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    NOTEBOOK.pages[ALICE][PAGE]["desk"] = "Desk 5C"  # changed meanwhile
+
+    saved = alice.post(form.action, {**form.fields, "text": "Desk 6D"})
+    assert saved.status_code == 409
+    assert "Nothing was saved. It was changed since you opened it" in page_text(saved)
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 5C"
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.EDIT)
+    assert event.outcome == AuditEvent.Outcome.ERROR and event.error_status == 409
+
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    assert alice.post(form.action, {**form.fields, "text": "Desk 6D"}).status_code == 302
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 6D"

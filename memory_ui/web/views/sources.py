@@ -181,7 +181,7 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @source_action(Capability.EDIT_ITEM)
 def edit(request: HtmxHttpRequest, place: Place) -> HttpResponse:
-    """An item's text, then saved as given."""
+    """An item's text, then saved as given unless it changed since the editor opened."""
     assert place.target is not None
     actor = user_actor(request)
     if request.method == "GET":
@@ -194,14 +194,21 @@ def edit(request: HtmxHttpRequest, place: Place) -> HttpResponse:
             )
         except SourceError as exc:
             return _failed(request, place.source, exc)
-        data = {"target": place.target.key, "item": item.key, "text": item.text or ""}
+        data = {
+            "target": place.target.key,
+            "item": item.key,
+            "version": generic.version_of(item),
+            "text": item.text or "",
+        }
         return _editor(request, place, SourceEditForm(initial=data))
     form = SourceEditForm(request.POST)
     if not form.is_valid():
         return _editor(request, place, form, status=400)
     data = form.cleaned_data
     try:
-        generic.item_replace(actor, place.backend, place.target, data["item"], data["text"])
+        generic.item_replace(
+            actor, place.backend, place.target, data["item"], data["text"], data["version"]
+        )
     except SourceError as exc:
         return _editor(request, place, form, status=exc.portal_status, error=exc)
     messages.success(request, f"Saved {data['item']}.")
