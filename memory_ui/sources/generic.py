@@ -29,10 +29,10 @@ from memory_ui.sources.protocol import (
     SourceError,
     SourceTarget,
     Subject,
-    Unsupported,
     require,
 )
 
+CHANGED_MEANWHILE = "It was changed since you opened it: open it again to see the change."
 NOT_EXPORTED = "Not exported with this request, so nothing was erased: export again, then erase."
 CHANGED = "Changed since the export; kept: export again, then erase."
 
@@ -51,8 +51,9 @@ def audit(
     target: SourceTarget | None,
     *,
     before: str | None = None,
+    after: str | None = None,
     error: SourceError | None = None,
-    reason: str = "",
+    count: int | None = None,
 ) -> None:
     audit_record(
         actor.who,
@@ -62,9 +63,11 @@ def audit(
         agent_name=(target.agent or "") if target else "",
         store=target.key if target else "",
         before=before,
+        after=after,
         error=error,
-        reason=reason or actor.reason,
+        reason=actor.reason,
         ticket=actor.ticket,
+        count=count,
     )
 
 
@@ -77,6 +80,12 @@ def audited[T](
     except SourceError as exc:
         audit(actor, backend.source, action, target, error=exc)
         raise
+
+
+class ItemChanged(SourceError):
+    """The item is no longer the version its editor opened."""
+
+    portal_status = 409
 
 
 def version_of(item: Item) -> str:
@@ -150,16 +159,24 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
     restored = audited(
         actor, backend, Action.UNDO, target, lambda: backend.restore_item(subject, target, item)
     )
-    audit(actor, backend.source, Action.UNDO, target, before=restored.text)
+    audit(actor, backend.source, Action.UNDO, target, after=restored.text)
     return restored
 
 
 def item_replace(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
 ) -> Item:
-    """One item's text replaced with `text`. Audited."""
+    """One item's text replaced with `text` if it is still at `version` (`version_of` when
+    the editor opened), compared just before saving. Audited."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
+    current = audited(
+        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
+    )
+    if version_of(current) != version:
+        changed = ItemChanged(CHANGED_MEANWHILE, status=409)
+        audit(actor, backend.source, Action.EDIT, target, error=changed)
+        raise changed
     edited = audited(
         actor,
         backend,
@@ -167,7 +184,7 @@ def item_replace(
         target,
         lambda: backend.replace_item(subject, target, key, text),
     )
-    audit(actor, backend.source, Action.EDIT, target, before=edited.text)
+    audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
     return edited
 
 
@@ -180,7 +197,7 @@ def target_clear(actor: Actor, backend: MemoryBackend, target: SourceTarget) -> 
     )
     kept = [row for row in rows if row.result != "erased"]
     error = SourceError(f"{len(kept)} of {len(rows)} items were not deleted") if kept else None
-    audit(actor, backend.source, Action.CLEAR, target, error=error, reason=f"{len(rows)} items")
+    audit(actor, backend.source, Action.CLEAR, target, error=error, count=len(rows))
     return rows
 
 
@@ -201,6 +218,8 @@ class BackendSteps:
 
     def plan(self, actor: Actor) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
+        if why := _not_erasable(backend):
+            return Erasure((Outcome(None, backend.source, "not possible", why),))
         rows = []
         for target in backend.list_targets(subject):
             total = len(_all_items(backend, subject, target))
@@ -222,13 +241,12 @@ class BackendSteps:
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
         backend, subject = self._make(actor), subject_of(actor)
+        if why := _not_erasable(backend):
+            return Erasure((Outcome(None, backend.source, "not possible", why),))
         if exported is None:
-            audit(actor, backend.source, Action.ERASE, None, reason=NOT_EXPORTED)
+            error = SourceError(NOT_EXPORTED, status=409)
+            audit(actor, backend.source, Action.ERASE, None, error=error)
             return Erasure((Outcome(None, backend.source, "not possible", NOT_EXPORTED),))
-        try:
-            require(backend, Capability.ERASE_SUBJECT)
-        except Unsupported as exc:
-            return Erasure((Outcome(None, backend.source, "not possible", str(exc)),))
         rows = []
         for target in backend.list_targets(subject):
             try:
@@ -247,22 +265,38 @@ class BackendSteps:
         target: SourceTarget,
         versions: dict[str, str],
     ) -> Outcome:
+        keys = [item.key for item in _all_items(backend, subject, target)]
         erased = kept = 0
-        for key in [item.key for item in _all_items(backend, subject, target)]:
-            if versions.get(key) != version_of(backend.read_item(subject, target, key)):
-                kept += 1
-                continue
-            backend.delete_item(subject, target, key)
+        for key in keys:
+            try:
+                if versions.get(key) != version_of(backend.read_item(subject, target, key)):
+                    kept += 1
+                    continue
+                backend.delete_item(subject, target, key)
+            except SourceError as exc:  # what was erased before it is still said and audited
+                reason = f"{erased} of {len(keys)} erased; then: {exc.message}"
+                audit(actor, backend.source, Action.ERASE, target, error=exc, count=erased)
+                result = "partly" if erased else "failed"
+                return Outcome(target, target.key, result, reason, erased, len(keys))
             erased += 1
         total = erased + kept
         reason = f"{erased} of {total} erased" + (f"; {kept} left: {CHANGED}" if kept else ".")
         if not kept:
-            audit(actor, backend.source, Action.ERASE, target, reason=reason)
+            audit(actor, backend.source, Action.ERASE, target, count=erased)
             return Outcome(target, target.key, "erased", reason, erased, total)
         error = SourceError(reason)
-        audit(actor, backend.source, Action.ERASE, target, error=error, reason=reason)
+        audit(actor, backend.source, Action.ERASE, target, error=error, count=erased)
         result = "partly" if erased else "changed"
         return Outcome(target, target.key, result, reason, erased, total)
+
+
+def _not_erasable(backend: MemoryBackend) -> str:
+    """Why a request cannot erase here ("" where it can): it erases only what its export
+    handed over, so a source it cannot export is not erased either."""
+    for capability in (Capability.ERASE_SUBJECT, Capability.EXPORT):
+        if capability not in backend.capabilities:
+            return backend.missing_reason(capability)
+    return ""
 
 
 def _all_items(backend: MemoryBackend, subject: Subject, target: SourceTarget) -> list[Item]:

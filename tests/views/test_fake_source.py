@@ -7,6 +7,7 @@ in turn, its action is gone and its sentence is shown."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -22,7 +23,7 @@ from memory_ui.sources import registry
 from memory_ui.sources.protocol import Capability
 from tests.fake_coreapi import FakeCoreAPI
 from tests.fake_source import MISSING, NOTEBOOK, TITLE
-from tests.pages import table_rows
+from tests.pages import forms, table_rows
 from tests.views.helpers import body, page_text
 
 ALICE = "alice@contoso.com"
@@ -191,3 +192,136 @@ def test_a_target_that_is_not_theirs_is_a_404_without_a_change(alice: Client, no
     )
     assert missing.status_code == 404
     assert alice.get(reverse("source_section", args=["nothing-here"])).status_code == 404
+
+
+def test_an_edit_is_audited_with_the_text_before_and_after(alice: Client, notebook) -> None:
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    saved = alice.post(form.action, {**form.fields, "text": "5C"})
+    assert saved.status_code == 302 and NOTEBOOK.pages[ALICE][PAGE]["desk"] == "5C"
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.EDIT)
+    assert (event.sha256_before, event.sha256_after) == (_sha256("Desk 4B"), _sha256("5C"))
+
+
+def test_an_undo_is_audited_with_the_text_it_put_back(alice: Client, notebook) -> None:
+    deleted = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "desk"}
+    )
+    token = re.search(r"undo=([\w-]+)", deleted["Location"])[1]
+    alice.post(reverse("source_undo", args=["notebook"]), {"target": PAGE, "undo": token})
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.UNDO)
+    assert (event.sha256_before, event.sha256_after) == ("", _sha256("Desk 4B"))
+
+
+def test_a_clear_is_audited_with_its_count_not_as_a_reason(alice: Client, notebook) -> None:
+    cleared = alice.post(
+        reverse("source_clear", args=["notebook"]), {"target": PAGE, "phrase": "clear"}
+    )
+    assert cleared.status_code == 200 and NOTEBOOK.pages[ALICE][PAGE] == {}
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.CLEAR)
+    assert (event.count, event.reason) == (2, "")
+
+
+def test_an_erasure_keeps_supports_reason_and_one_not_exported_is_a_failure(
+    carol: Client, notebook
+) -> None:
+    from tests.views.test_support import REASON, clear, export, start
+
+    request_url = start(carol)
+    NOTEBOOK.down = True  # not in the export, so not erased
+    export(carol, request_url)
+    NOTEBOOK.down = False
+    carol.get(clear(carol, request_url)["Location"])
+    refused = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.ERASE)
+    assert refused.outcome == AuditEvent.Outcome.ERROR and NOTEBOOK.pages[ALICE][PAGE]
+
+    request_url = start(carol)
+    export(carol, request_url)
+    carol.get(clear(carol, request_url)["Location"])
+    events = AuditEvent.objects.filter(source="notebook", action=AuditEvent.Action.ERASE)
+    erased = events.exclude(pk=refused.pk).get()
+    assert erased.outcome == AuditEvent.Outcome.OK
+    assert (erased.reason, erased.count) == (REASON, 2)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_an_erasure_that_fails_part_way_counts_what_it_erased(
+    carol: Client, notebook, monkeypatch
+) -> None:
+    from tests.fake_source import NotebookBackend, NotebookDown
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    export(carol, request_url)
+    delete_item = NotebookBackend.delete_item
+
+    def delete_one_then_fail(self, subject, target, key):
+        if key == "desk":
+            raise NotebookDown("The team notebook is unavailable, try again.", status=503)
+        return delete_item(self, subject, target, key)
+
+    monkeypatch.setattr(NotebookBackend, "delete_item", delete_one_then_fail)
+    result = carol.get(clear(carol, request_url)["Location"])
+    assert NOTEBOOK.pages[ALICE][PAGE] == {"desk": "Desk 4B"}  # coffee erased, desk left
+    rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
+    assert [row[2:4] for row in rows] == [["partly", "1 of 2 erased"]]
+    assert "The team notebook is unavailable" in rows[0][4]
+    erased = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.ERASE)
+    assert (erased.outcome, erased.count) == (AuditEvent.Outcome.ERROR, 1)
+
+
+@pytest.mark.parametrize("capability", ["ERASE_SUBJECT", "EXPORT"])
+def test_a_source_that_cannot_erase_is_not_possible_before_and_after_the_clear(
+    carol: Client, notebook, settings, capability: str
+) -> None:
+    from tests.views.test_support import clear, export, start
+
+    settings.NOTEBOOK_WITHOUT = [capability]
+    why = MISSING[Capability[capability]]
+    request_url = start(carol)
+    before = page_text(carol.get(request_url))
+    assert f"{TITLE} Notebook page weekly to erase" not in before
+    assert f"{TITLE} Notebook not possible — {why}" in before
+
+    export(carol, request_url)
+    result = carol.get(clear(carol, request_url)["Location"])
+    rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
+    assert rows == [[TITLE, "Notebook", "not possible", "—", why]]
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 4B"
+
+
+def test_a_change_that_fails_offers_to_try_again_from_its_page_not_its_post_url(
+    alice: Client, notebook
+) -> None:
+    NOTEBOOK.down = True
+    failed = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "desk"}
+    )
+    assert failed.status_code == 503
+    retry = re.search(r'<a href="([^"]*)" role="button" class="secondary">', body(failed))[1]
+    assert retry.replace("&amp;", "&") == target_url()
+    NOTEBOOK.down = False
+    assert alice.get(retry.replace("&amp;", "&")).status_code == 200
+
+
+def test_an_edit_does_not_overwrite_a_change_made_since_the_editor_opened(
+    alice: Client, notebook
+) -> None:
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    NOTEBOOK.pages[ALICE][PAGE]["desk"] = "Desk 5C"  # changed meanwhile
+
+    saved = alice.post(form.action, {**form.fields, "text": "Desk 6D"})
+    assert saved.status_code == 409
+    assert "Nothing was saved. It was changed since you opened it" in page_text(saved)
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 5C"
+    event = AuditEvent.objects.get(source="notebook", action=AuditEvent.Action.EDIT)
+    assert event.outcome == AuditEvent.Outcome.ERROR and event.error_status == 409
+
+    editor = alice.get(target_url("source_edit", item="desk"))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
+    assert alice.post(form.action, {**form.fields, "text": "Desk 6D"}).status_code == 302
+    assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 6D"

@@ -23,6 +23,7 @@ class SourceItemForm(SourceTargetForm):
 
 
 class SourceEditForm(SourceItemForm):
+    version = forms.CharField(max_length=MAX_KEY)
     text = forms.CharField(
         label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 8})
     )

@@ -42,7 +42,12 @@ from memory_ui.web.forms.sources import (
 )
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.offered import Offered
-from memory_ui.web.stores.item_undo import item_undo_forget, item_undo_remember, item_undo_take
+from memory_ui.web.stores.item_undo import (
+    item_undo_forget,
+    item_undo_label,
+    item_undo_remember,
+    item_undo_take,
+)
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,11 @@ def target_url(place: Place, page: str = "source_target", **query: str) -> str:
 
 
 def _failed(request: HtmxHttpRequest, source: Source, error: SourceError) -> HttpResponse:
-    context = {"source": source, "error": error, "retry_url": request.get_full_path()}
+    retry = request.get_full_path()
+    if request.method == "POST":  # a link cannot send a change again: back to its target's page
+        query = urlencode({"target": request.POST.get("target", "")})
+        retry = f"{reverse('source_target', args=[source.name])}?{query}"
+    context = {"source": source, "error": error, "retry_url": retry}
     return render(request, "memory_ui/sources/failed.html", context, status=error.portal_status)
 
 
@@ -164,20 +173,15 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     undo = request.GET.get("undo", "")
     if undo:
         context["undo"] = undo
-        context["undo_label"] = _undo_label(request, place, undo)
+        context["undo_label"] = item_undo_label(request.session, undo, place.undo_place)
     status = context["error"].portal_status if context["error"] else 200
     return render(request, "memory_ui/sources/target.html", context, status=status)
-
-
-def _undo_label(request: HtmxHttpRequest, place: Place, token: str) -> str:
-    item = item_undo_take(request.session, token, place.undo_place)
-    return item.key if item else ""
 
 
 @require_http_methods(["GET", "POST"])
 @source_action(Capability.EDIT_ITEM)
 def edit(request: HtmxHttpRequest, place: Place) -> HttpResponse:
-    """An item's text, then saved as given."""
+    """An item's text, then saved as given unless it changed since the editor opened."""
     assert place.target is not None
     actor = user_actor(request)
     if request.method == "GET":
@@ -190,14 +194,21 @@ def edit(request: HtmxHttpRequest, place: Place) -> HttpResponse:
             )
         except SourceError as exc:
             return _failed(request, place.source, exc)
-        data = {"target": place.target.key, "item": item.key, "text": item.text or ""}
+        data = {
+            "target": place.target.key,
+            "item": item.key,
+            "version": generic.version_of(item),
+            "text": item.text or "",
+        }
         return _editor(request, place, SourceEditForm(initial=data))
     form = SourceEditForm(request.POST)
     if not form.is_valid():
         return _editor(request, place, form, status=400)
     data = form.cleaned_data
     try:
-        generic.item_replace(actor, place.backend, place.target, data["item"], data["text"])
+        generic.item_replace(
+            actor, place.backend, place.target, data["item"], data["text"], data["version"]
+        )
     except SourceError as exc:
         return _editor(request, place, form, status=exc.portal_status, error=exc)
     messages.success(request, f"Saved {data['item']}.")
