@@ -11,7 +11,12 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.conftest import check_accessibility, sideways_overflow, sign_in_as
+from tests.browser.conftest import (
+    check_accessibility,
+    expect_statuses,
+    sideways_overflow,
+    sign_in_as,
+)
 from tests.fake_source import NOTEBOOK, TITLE
 from tests.views.test_fake_source import ALICE, PAGE, SOURCES
 
@@ -127,3 +132,47 @@ def test_from_the_dashboard_to_a_notebook_page_and_back_by_keyboard(
     expect(result).to_be_focused()
     check_accessibility(page, "a notebook page cleared")
     assert NOTEBOOK.pages[ALICE][PAGE] == {}
+
+
+# A page and a note named by one long word each, as a system's keys may be.
+LONG_PAGE = "people-operations-onboarding-checklist-for-the-travel-team-2026-q4"
+LONG_NOTE = "first-week-equipment-and-building-access-requests-alice-example"
+
+
+def test_long_names_wrap_and_refusals_take_the_focus(notebook: str, page: Page) -> None:
+    NOTEBOOK.pages[ALICE][LONG_PAGE] = {LONG_NOTE: f"See {LINK}"}
+    sign_in_as(page, "Alice Example")
+    section = page.locator("#notebook-stores")
+    section.scroll_into_view_if_needed()
+    expect(section.locator(".source-card")).to_have_count(2)
+    page.set_viewport_size({"width": 320, "height": 640})
+    assert sideways_overflow(page) <= 0
+
+    page.goto(f"/memory/sources/notebook/target?target={LONG_PAGE}")
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Notebook page {LONG_PAGE}")
+    check_accessibility(page, "a notebook page with long names")
+    page.get_by_role("button", name=f"Edit {LONG_NOTE}", exact=True).click()
+    expect(page.get_by_label("Text")).to_be_focused()
+    check_accessibility(page, "a long-named note's edit page")
+    # Its breadcrumb leads back to the page the note is on.
+    crumbs = page.get_by_role("navigation", name="breadcrumb")
+    crumbs.get_by_role("link", name=f"Notebook page {LONG_PAGE}").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Notebook page {LONG_PAGE}")
+
+    page.goto(f"/memory/sources/notebook/clear?target={LONG_PAGE}")
+    check_accessibility(page, "a long-named page's clear confirmation")
+    expect_statuses(page, 400, 503)
+    phrase = page.get_by_label("Type clear to confirm")
+    phrase.fill("clean")
+    page.get_by_role("button", name="Delete everything").click()
+    expect(phrase).to_have_attribute("aria-invalid", "true")
+    expect(phrase).to_be_focused()
+    check_accessibility(page, "a clear refused")
+    assert NOTEBOOK.pages[ALICE][LONG_PAGE] == {LONG_NOTE: f"See {LINK}"}
+
+    NOTEBOOK.down = True
+    page.goto(f"/memory/sources/notebook/target?target={PAGE}")
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("The team notebook is unavailable")
+    expect(alert).to_be_focused()
+    check_accessibility(page, "the notebook unreachable")
