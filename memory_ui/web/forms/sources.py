@@ -5,6 +5,8 @@ an item key is the source's to check, so neither is trusted here beyond its shap
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from memory_ui.web.forms.confirm import PhraseConfirmation
@@ -27,6 +29,13 @@ class SourceEditForm(SourceItemForm):
     text = forms.CharField(
         label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 8})
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The page starts in its text, as the legacy edit does; a form sent back always
+        # comes with an alert, which takes the focus instead.
+        if not self.is_bound:
+            self.fields["text"].widget.attrs["autofocus"] = True
 
     def clean_text(self) -> str:
         text = self.cleaned_data["text"]
