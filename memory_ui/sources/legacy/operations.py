@@ -26,10 +26,11 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from memory_ui import auth, budget
-from memory_ui.audit import Action, audit_record
+from memory_ui.audit import Action
 from memory_ui.budget import fan_out
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
+from memory_ui.sources import generic
 from memory_ui.sources.legacy import (
     LegacyBadRequest,
     LegacyForbidden,
@@ -167,11 +168,10 @@ def reset_caches() -> None:
 def subject_of(actor: Actor) -> Subject:
     """Whose files: the signed-in user, or the user support staff act for. The portal does
     not know that user's oid, so a scope template using {oid} cannot serve support."""
-    if actor.subject_upn and actor.subject_upn != actor.who.upn:
-        if "{oid}" in settings.LEGACY_STORES_SCOPE_TEMPLATE:
-            raise LegacyStoreError(OID_UNKNOWN)
-        return Subject(actor.subject_upn, "")
-    return Subject(actor.who.upn, actor.who.oid)
+    subject = generic.subject_of(actor)
+    if not subject.oid and "{oid}" in settings.LEGACY_STORES_SCOPE_TEMPLATE:
+        raise LegacyStoreError(OID_UNKNOWN)
+    return subject
 
 
 def _audit(
@@ -184,19 +184,9 @@ def _audit(
     error: LegacyStoreError | None = None,
     count: int | None = None,
 ) -> None:
-    audit_record(
-        actor.who,
-        action,
-        subject_upn=actor.subject_upn,
-        source=SOURCE,
-        agent_name=(store.agent or "") if store else "",
-        store=store.key if store else "",
-        before=before,
-        after=after,
-        error=error,
-        reason=actor.reason,
-        ticket=actor.ticket,
-        count=count,
+    target = store.target if store else None
+    generic.audit(
+        actor, SOURCE, action, target, before=before, after=after, error=error, count=count
     )
 
 
