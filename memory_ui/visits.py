@@ -22,9 +22,9 @@ from django.db.models import Min
 from django.utils import timezone
 
 from memory_ui.documents import Entry
+from memory_ui.documents.versions import Version
 from memory_ui.models import MemoryVisit
-from memory_ui.sources.coreapi.operations import Loaded, Version
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Loaded, Target
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
 from memory_ui.memory.uploads import ARCHIVE_FACTOR, UploadRefused
-from memory_ui.sources.coreapi.targets import Target, memory_name, target_key, valid_agent_name
+from memory_ui.sources.agent_memory import Target, memory_name, target_key, valid_agent_name
 
 FORMAT = "memory-portal-export"
 VERSION = 1

@@ -28,6 +28,8 @@ from memory_ui.documents import (
     parse_document,
     remove_lines,
 )
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
 from memory_ui.memory.search import (
     SearchQuery,
     Segment,
@@ -35,16 +37,9 @@ from memory_ui.memory.search import (
     matching_entries,
     text_pattern,
 )
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    Loaded,
-    MemoryChanged,
-    NothingToChange,
-    Version,
-    memory_rewrite,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 
 PREVIEW_LINES = 5  # entries shown per memory in a preview
 OTHER_LINE = 100  # characters of the first other line of an entry, named in the preview
@@ -248,7 +243,7 @@ class Deleted:
     before: Memory | None = None
     after: Memory | None = None
     changed: bool = False  # it changed since the preview: nothing deleted in it
-    error: CoreAPIError | None = None
+    error: SourceError | None = None
     items: int = 0  # list items deleted from entries that stay
 
     @property
@@ -272,7 +267,7 @@ def batch_delete(
     items = {index: ranges for index, ranges in (items or {}).items() if index in indexes}
     count, listed = len(indexes) - len(items), sum(len(set(r)) for r in items.values())
     try:
-        done = memory_rewrite(
+        done = memory_store().rewrite(
             actor,
             target,
             lambda current: without_entries(current.content_markdown, indexes, items),
@@ -282,7 +277,7 @@ def batch_delete(
         )
     except (MemoryChanged, NothingToChange):
         return Deleted(target, count, changed=True, items=listed)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return Deleted(target, count, error=exc, items=listed)
     return Deleted(target, count, done.before, done.after, items=listed)
 
@@ -295,7 +290,7 @@ class Restored:
     count: int
     done: bool = False
     changed: bool = False  # it changed after the delete: restoring would lose that
-    error: CoreAPIError | None = None
+    error: SourceError | None = None
     items: int = 0
 
     @property
@@ -308,11 +303,11 @@ def batch_restore(
 ) -> Restored:
     """Put one memory back as it was before the batch, if it is still as the batch left it."""
     try:
-        memory_rewrite(
+        memory_store().rewrite(
             actor, target, lambda _: before, started_from=after, action=Action.UNDO, count=count
         )
     except (MemoryChanged, NothingToChange):
         return Restored(target, count, changed=True, items=items)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return Restored(target, count, error=exc, items=items)
     return Restored(target, count, done=True, items=items)

@@ -13,18 +13,11 @@ from django.utils import timezone
 from memory_ui.audit import Action
 from memory_ui.budget import fan_out
 from memory_ui.documents import content_hash
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
-from memory_ui.sources.coreapi import Agent
-from memory_ui.sources.coreapi.exports import memory_export_many
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    AlreadyAdded,
-    Version,
-    memory_import_append,
-    memory_read,
-    memory_replace,
-)
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.agent_memory import Agent, AlreadyAdded, Target, all_targets
+from memory_ui.sources.registry import memory_store
 
 
 def export_archive(
@@ -47,10 +40,10 @@ def export_archive(
         reads = reader.submit(
             contextvars.copy_context().run,  # the request's correlation id goes along
             fan_out,
-            lambda target: memory_read(actor, target),
+            lambda target: memory_store().read(actor, target),
             targets,
         )
-        texts = memory_export_many(actor, targets)
+        texts = memory_store().export_many(actor, targets)
         memories = reads.result()
     documents = [
         ExportedDocument(target, text, memory.updated_on)
@@ -84,10 +77,10 @@ def restore_file(
         raise ValueError(f"{archived.path} cannot be restored: {archived.problem}")
     if mode == "replace":
         if earlier is not None:
-            now = memory_read(actor, target).content_markdown
+            now = memory_store().read(actor, target).content_markdown
             if content_hash(now) == content_hash(archived.text):
                 return ALREADY_RESTORED
-        memory_replace(
+        memory_store().replace(
             actor, target, archived.text, started_from=started_from, action=Action.IMPORT
         )
         return "Replaced" if archived.text.strip() else "Cleared (empty in the archive)"
@@ -96,7 +89,7 @@ def restore_file(
     if not archived.text.strip():
         return "Nothing to add (empty in the archive)"
     try:
-        memory_import_append(actor, target, archived.text, earlier=earlier)
+        memory_store().import_append(actor, target, archived.text, earlier=earlier)
     except AlreadyAdded:
         return ALREADY_RESTORED
     return "Appended"

@@ -24,15 +24,8 @@ from datetime import datetime
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.documents import moved_file_reason
-from memory_ui.sources.coreapi import Agent, CoreAPIError
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    agents_list,
-    memory_append,
-    memory_read,
-    one_event,
-)
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Target
 from memory_ui.sources.legacy import LegacyStoreError
 from memory_ui.sources.legacy.operations import (
     SOURCE,
@@ -41,6 +34,8 @@ from memory_ui.sources.legacy.operations import (
     legacy_file_read,
     legacy_files,
 )
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 
 ITEM_START = re.compile(r"\s{0,3}(?:[-*+]|\d{1,9}[.)])\s")
 MARKER = re.compile(r"^\s*(?:\\?#+|[-*+]|\d{1,9}[.)]|>)?\s*")
@@ -185,7 +180,7 @@ def _destination(store: Store, agents: list[Agent]) -> Target:
 def _documents(actor: Actor, destination: Target) -> list[str]:
     """What the agent already reads, normalised: its own memory and the shared one."""
     targets = [destination] if destination.scope == "user" else [destination, Target("user")]
-    return [_normal(memory_read(actor, target).content_markdown) for target in targets]
+    return [_normal(memory_store().read(actor, target).content_markdown) for target in targets]
 
 
 def _paths(actor: Actor, store: Store) -> list[str]:
@@ -204,7 +199,7 @@ def legacy_move_preview(
 ) -> LegacyMovePlan:
     """What a move of `paths` (default: every file of the store) would do; no writes. One
     CoreAPI agent list and one or two document reads, then one read per file."""
-    destination = _destination(store, agents_list(actor))
+    destination = _destination(store, memory_store().agents(actor))
     documents = _documents(actor, destination)
     planned, errors = [], []
     for path in paths if paths is not None else _paths(actor, store):
@@ -257,9 +252,9 @@ def _append(actor: Actor, planned: PlannedFile) -> tuple[str | None, str]:
         return None, ""
     text = "\n".join(planned.new_items)
     try:
-        with one_event():  # the move's own event says it (`_audit_move`)
-            memory = memory_append(actor, planned.destination, text, reason=planned.reason)
-    except CoreAPIError as exc:
+        with memory_store().one_event():  # the move's own event says it (`_audit_move`)
+            memory = memory_store().append(actor, planned.destination, text, reason=planned.reason)
+    except SourceError as exc:
         return None, exc.message
     return memory.content_markdown, ""
 
@@ -301,7 +296,7 @@ def legacy_move_run(
     if plan.files:  # one destination per store: one read-back for every file
         try:
             documents = _documents(actor, plan.files[0].destination)
-        except CoreAPIError as exc:
+        except SourceError as exc:
             read_back_failure = exc.message
     report = []
     for planned, written, failure in appended:

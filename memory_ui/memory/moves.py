@@ -34,20 +34,12 @@ from memory_ui.documents import (
     replace_entry,
 )
 from memory_ui.documents.arrivals import appended_since
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
 from memory_ui.memory.batch import Deleted
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    MemoryChanged,
-    NothingToChange,
-    Rewritten,
-    Version,
-    fits_one_write,
-    memory_read,
-    memory_rewrite,
-    one_event,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Memory, MemoryChanged, NothingToChange, Rewritten, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 
 
 class Mode(enum.StrEnum):
@@ -116,7 +108,7 @@ def _same_entry(one: Entry, other: Entry) -> bool:
 def _check_size(source_text: str, mode: Mode) -> None:
     """A move rewrites the source: refused up front when CoreAPI could not take it back in
     one write, rather than after the entry landed elsewhere."""
-    if mode is Mode.MOVE and not fits_one_write(source_text):
+    if mode is Mode.MOVE and not memory_store().fits_one_write(source_text):
         raise EntryEditError(
             "This memory is too large to change here, so the entry cannot leave it; copy it."
         )
@@ -180,14 +172,14 @@ def _entry_at(text: str, index: int) -> Entry:
 def entry_move_preview(
     actor: Actor, source: Target, index: int, destination: Target, mode: Mode
 ) -> EntryMovePlan:
-    """The plan, read now; no writes. `EntryGone`, `EntryEditError` or a `CoreAPIError`."""
-    source_memory = memory_read(actor, source)
+    """The plan, read now; no writes. `EntryGone`, `EntryEditError` or a `SourceError`."""
+    source_memory = memory_store().read(actor, source)
     entry = _entry_at(source_memory.content_markdown, index)
     _check_size(source_memory.content_markdown, mode)
-    destination_memory = memory_read(actor, destination)
+    destination_memory = memory_store().read(actor, destination)
     reason = landing_reason(entry, source, mode)
     block = landing_block(source_memory.content_markdown, index, reason, datetime.now(UTC))
-    if not fits_one_write(land_in(destination_memory.content_markdown, block)):
+    if not memory_store().fits_one_write(land_in(destination_memory.content_markdown, block)):
         raise EntryEditError(
             f"{destination.label} is too large to take this entry in one write; nothing was done."
         )
@@ -213,7 +205,7 @@ class MoveDone:
     label: str
     landed: Rewritten | None = None
     removed: Rewritten | None = None
-    removal_error: CoreAPIError | None = None
+    removal_error: SourceError | None = None
     removal_changed: bool = False
 
     @property
@@ -238,7 +230,7 @@ def _audit(
     removed: Rewritten | None = None,
     source_text: str | None = None,
     landed: Rewritten | None = None,
-    error: CoreAPIError | None = None,
+    error: SourceError | None = None,
 ) -> None:
     """One event for the step: the source (before and after), the destination (after)."""
     audit_record(
@@ -261,7 +253,7 @@ def _audit(
 def _seen(actor: Actor, source: Target, version: Version) -> str:
     """The source as the preview read it; entries appended since are no change to the
     entry. `SourceChanged` otherwise."""
-    current = memory_read(actor, source)
+    current = memory_store().read(actor, source)
     if Version.of(current) == version:
         return current.content_markdown
     arrived = appended_since(current.content_markdown, version.sha256)
@@ -279,8 +271,8 @@ def _remove(actor: Actor, source: Target, version: Version, entry: Entry, mode: 
             return None
         return remove_entry(current.content_markdown, entry.index)
 
-    with one_event():
-        return memory_rewrite(
+    with memory_store().one_event():
+        return memory_store().rewrite(
             actor, source, without, started_from=version, action=mode.action, keep_arrivals=True
         )
 
@@ -296,11 +288,11 @@ def entry_move(
 ) -> MoveDone:
     """Move (or copy) entry `index` of `source` as the preview read both memories. Raises
     `SourceChanged`/`DestinationChanged`, `EntryGone`, `EntryEditError` or the
-    destination write's `CoreAPIError` when nothing was written; returns the removal's
+    destination write's `SourceError` when nothing was written; returns the removal's
     failure in `MoveDone` once the entry landed."""
     try:
         seen = _seen(actor, source, source_version)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         _audit(actor, mode, source, destination, error=exc)
         raise
     entry = _entry_at(seen, index)
@@ -308,8 +300,8 @@ def entry_move(
     reason = landing_reason(entry, source, mode)
     block = landing_block(seen, index, reason, datetime.now(UTC))
     try:
-        with one_event():
-            landed = memory_rewrite(
+        with memory_store().one_event():
+            landed = memory_store().rewrite(
                 actor,
                 destination,
                 lambda current: land_in(current.content_markdown, block),
@@ -319,7 +311,7 @@ def entry_move(
             )
     except MemoryChanged as exc:
         raise DestinationChanged(exc.current) from exc
-    except CoreAPIError as exc:
+    except SourceError as exc:
         _audit(actor, mode, source, destination, source_text=seen, error=exc)
         raise
     label = entry_label(entry.reason or entry.body)
@@ -332,7 +324,7 @@ def entry_move(
     except (MemoryChanged, NothingToChange):
         _audit(actor, mode, source, destination, source_text=seen, landed=landed)
         return replace(done, removal_changed=True)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         _audit(actor, mode, source, destination, source_text=seen, landed=landed, error=exc)
         return replace(done, removal_error=exc)
     _audit(actor, mode, source, destination, removed=removed, landed=landed)
@@ -347,7 +339,7 @@ def entry_remove_moved(
     `MoveDone.landed` then stands for the destination as it is now, for Undo."""
     seen = _seen(actor, source, source_version)
     entry = _entry_at(seen, index)
-    now = memory_read(actor, destination)
+    now = memory_store().read(actor, destination)
     wanted = parse_document(
         landing_block(seen, index, landing_reason(entry, source, Mode.MOVE), datetime.now(UTC))
     ).entries[-1]
@@ -359,7 +351,7 @@ def entry_remove_moved(
         raise EntryGone
     try:
         removed = _remove(actor, source, source_version, entry, Mode.MOVE)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         _audit(actor, Mode.MOVE, source, destination, source_text=seen, error=exc)
         raise
     _audit(actor, Mode.MOVE, source, destination, removed=removed)

@@ -22,9 +22,10 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
 
 from memory_ui.documents import Document
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Actor, Loaded, memory_load_many
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.
@@ -112,7 +113,7 @@ class MemoryResults:
     total: int = 0  # every match in this memory, shown or not
     entries: int = 0  # of those, entries (not a whole document): what can be selected
     empty: bool = False  # nothing is remembered in it
-    error: CoreAPIError | None = None
+    error: SourceError | None = None
 
     @property
     def label(self) -> str:
@@ -143,7 +144,7 @@ class SearchResults:
         return [memory for memory in self.memories if memory.total]
 
     @property
-    def errors(self) -> list[CoreAPIError]:
+    def errors(self) -> list[SourceError]:
         return [memory.error for memory in self.memories if memory.error is not None]
 
     @property
@@ -304,4 +305,4 @@ def memory_search(
 ) -> SearchResults:
     """Read every memory in `targets` (a few at a time) and search them; a memory CoreAPI
     failed to give is reported with its error, and the others are still searched."""
-    return search_loaded(memory_load_many(actor, targets), query, limits or Limits())
+    return search_loaded(memory_store().load_many(actor, targets), query, limits or Limits())

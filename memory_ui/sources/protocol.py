@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from memory_ui.identity import Actor
+    from memory_ui.sources.agent_memory import MemoryStore
 
 
 class SourceError(Exception):
@@ -179,6 +180,8 @@ class Source:
     items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many
     # The adapter for one actor, where the source's pages are the portal's generic ones.
     backend: Callable[[Actor], MemoryBackend] | None = None
+    # The primary source's agent-memory store, which the portal's own memory pages use.
+    memories: MemoryStore | None = None
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from memory_ui.sources.agent_memory import MemoryStore
 from memory_ui.sources.protocol import Source
 
 _lock = threading.Lock()
@@ -70,6 +71,15 @@ def source(name: str) -> Source:
 def others() -> tuple[Source, ...]:
     """The sources beside the primary one, whose memory pages are the portal's own."""
     return tuple(found for found in sources() if not found.primary)
+
+
+def memory_store() -> MemoryStore:
+    """The primary source's agent-memory store: what the portal's own memory pages read and
+    change (docs/architecture.md, Memory sources)."""
+    for found in sources():
+        if found.primary and found.memories is not None:
+            return found.memories
+    raise ImproperlyConfigured("PORTAL_MEMORY_SOURCES: no primary source keeps agent memory")
 
 
 def title(name: str) -> str:

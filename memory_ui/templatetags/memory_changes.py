@@ -11,7 +11,7 @@ from django import template
 from django.utils.html import format_html
 
 from memory_ui.documents.versions import Version
-from memory_ui.sources.coreapi import Memory
+from memory_ui.sources.agent_memory import Memory
 from memory_ui.web.held_forms import OWNER_FIELD, owner_hint
 
 register = template.Library()

@@ -2,7 +2,7 @@
 
 from django import template
 
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Target
 from memory_ui.web import links
 
 register = template.Library()

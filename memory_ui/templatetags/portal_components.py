@@ -25,7 +25,7 @@ from django import template
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Target
 from memory_ui.sources.protocol import SourceError
 
 register = template.Library()

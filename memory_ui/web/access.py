@@ -21,10 +21,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from memory_ui import auth
-from memory_ui.identity import Identity
-from memory_ui.sources.coreapi import Agent, CallerAuth, CoreAPIError, UserIdentity
-from memory_ui.sources.coreapi.operations import Actor, agents_list
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.identity import Actor, CallerAuth, Identity, UserIdentity
+from memory_ui.sources.agent_memory import Agent, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.errors import AgentsUnlisted, UnlistedHandler, answers_unlisted
 from memory_ui.web.forms import TargetForm
 
@@ -87,7 +87,7 @@ def user_agents(request: HttpRequest) -> list[Agent]:
     key = f"agents:{signed_in(request).oid}"
     agents: list[Agent] | None = cache.get(key)
     if agents is None:
-        agents = agents_list(user_actor(request))
+        agents = memory_store().agents(user_actor(request))
         cache.set(key, agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
     return agents
 
@@ -118,7 +118,7 @@ def form_target(request: HttpRequest, form: TargetForm) -> Target:
     data = form.cleaned_data
     try:
         return target_for(request, data["scope"], data["agent"] or None)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         raise AgentsUnlisted(form, exc) from exc
 
 

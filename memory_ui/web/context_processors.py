@@ -6,7 +6,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from memory_ui.auth import current_identity
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL
 from memory_ui.web.stores.pending_form import pending_form_take
 
 

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Target
 
 
 def target_url(target: Target, page: str = "memory") -> str:

@@ -21,7 +21,7 @@ from django.utils.text import slugify
 
 from memory_ui.documents import Entry
 from memory_ui.documents.paging import Page, Part, Prepared
-from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.agent_memory import Agent
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import Loaded, Rewritten, memory_load, memory_load_many
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.agent_memory import Loaded, Memory, Rewritten, Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
@@ -35,7 +35,7 @@ from memory_ui.web.parts import PartView, parts_html
 from memory_ui.web.stores.undo import undo_record
 
 
-def not_done(prefix: str, error: CoreAPIError) -> str:
+def not_done(prefix: str, error: SourceError) -> str:
     """Why a change failed: "Nothing was …" only when that is certain (a write that got
     no answer may still be applied)."""
     return error.message if error.outcome_unknown else f"{prefix} {error.message}"
@@ -155,7 +155,7 @@ def memory_page(
 
 
 def failure_page(
-    request: HtmxHttpRequest, error: CoreAPIError, back_url: str, what: str, kept_text: str = ""
+    request: HtmxHttpRequest, error: SourceError, back_url: str, what: str, kept_text: str = ""
 ) -> HttpResponse:
     """CoreAPI failed before the page could be built; `kept_text` is what the user typed."""
     response = render(
@@ -186,15 +186,17 @@ def agents_unavailable(request: HtmxHttpRequest, unlisted: AgentsUnlisted) -> Ht
 
 def every_memory(request: HtmxHttpRequest) -> list[Loaded]:
     """Every memory of the user (their own and each agent's they can read), read with one
-    fan-out; CoreAPIError when their agents could not be listed."""
-    return memory_load_many(user_actor(request), all_targets(user_agents(request)))
+    fan-out; SourceError when their agents could not be listed."""
+    return memory_store().load_many(user_actor(request), all_targets(user_agents(request)))
 
 
 def page_now(
     request: HtmxHttpRequest, target: Target, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
     """The memory page (for htmx its #memory-content) as CoreAPI has it now."""
-    return memory_page(request, memory_load(user_actor(request), target), status=status, **extra)
+    return memory_page(
+        request, memory_store().load(user_actor(request), target), status=status, **extra
+    )
 
 
 def changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: Any):
@@ -203,7 +205,7 @@ def changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: A
     return render_fragment(request, "memory_ui/memory_changed.html", context)
 
 
-def action_failed(request: HtmxHttpRequest, target: Target, exc: CoreAPIError) -> HttpResponse:
+def action_failed(request: HtmxHttpRequest, target: Target, exc: SourceError) -> HttpResponse:
     """CoreAPI refused or failed a change: say so and leave the page as it was."""
     messages.error(request, not_done("Nothing was changed.", exc))
     if request.htmx:

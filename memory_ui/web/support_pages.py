@@ -21,9 +21,10 @@ from django.urls import reverse
 
 from memory_ui import auth
 from memory_ui.audit import agent_names_remember
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Actor, agents_list, memory_load_many
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.forms.support import (
     DeletionRequestForm,
     RevealForm,
@@ -89,14 +90,14 @@ def support_door(view: SupportView) -> SupportView:
             return turned.response
         try:
             return view(request, user, *args, **kwargs)
-        except (auth.SignInFailed, CoreAPIError) as exc:
+        except (auth.SignInFailed, SourceError) as exc:
             return refused(request, user, exc)
 
     return wrapper
 
 
 def refused(
-    request: HttpRequest, user: LookedUp, error: CoreAPIError | auth.SignInFailed
+    request: HttpRequest, user: LookedUp, error: SourceError | auth.SignInFailed
 ) -> HttpResponse:
     """The refusal page; a deletion request being started comes back with what was typed,
     to send again."""
@@ -123,7 +124,7 @@ def refused(
 def user_targets(actor: Actor) -> list[Target]:
     """Every memory of the user the portal may act on, as the portal's service principal
     sees them for that user; their agents' display names are kept for the audit pages."""
-    targets = all_targets(agents_list(actor))
+    targets = all_targets(memory_store().agents(actor))
     agent_names_remember(t.agent for t in targets if t.agent)
     return targets
 
@@ -136,7 +137,7 @@ def overview(
     form: DeletionRequestForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    summaries = memory_load_many(actor, targets)
+    summaries = memory_store().load_many(actor, targets)
     if form is None:
         form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
     context = {

@@ -1,5 +1,6 @@
 """CoreAPI behind the MemoryBackend protocol (memory_ui.sources.coreapi.adapter) against the
-CoreAPI emulator with alice's real delegated token; changes audited by operations."""
+CoreAPI emulator with alice's real delegated token: every capability it declares works
+through the protocol, and every change is audited by operations."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import pytest
 from devstack.serve import RunningServer
 from memory_ui.identity import Identity
 from memory_ui.models import AuditEvent
-from memory_ui.sources.coreapi import CallerAuth
-from memory_ui.sources.coreapi.adapter import ON_ITS_PAGES, CoreAPIBackend
+from memory_ui.sources.coreapi import CallerAuth, CoreAPIConflict
+from memory_ui.sources.coreapi.adapter import CoreAPIBackend
 from memory_ui.sources.coreapi.operations import Actor
-from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, Unsupported, require
+from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, require
+from memory_ui.sources.registry import source
 
 ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
 SUBJECT = Subject(ALICE.upn, ALICE.oid)
@@ -28,14 +30,41 @@ def backend(db, portal, coreapi_tokens) -> CoreAPIBackend:
     return CoreAPIBackend(actor)
 
 
-def test_it_is_a_memory_backend(backend: CoreAPIBackend) -> None:
+def test_it_is_a_memory_backend_with_what_the_registry_declares(backend: CoreAPIBackend) -> None:
     assert isinstance(backend, MemoryBackend)
-    assert Capability.APPEND in backend.capabilities
-    with pytest.raises(Unsupported, match="own page"):
-        require(backend, Capability.EDIT_ITEM)
-    assert backend.missing_reason(Capability.IMPORT) == ON_ITS_PAGES
-    with pytest.raises(Unsupported, match="own page"):
-        backend.delete_item(SUBJECT, backend.list_targets(SUBJECT)[0], "0")
+    assert backend.capabilities == source("coreapi").capabilities
+    for capability in Capability:
+        require(backend, capability)  # none is missing
+
+
+def test_search_edit_delete_and_restore_an_entry(backend: CoreAPIBackend) -> None:
+    user = backend.list_targets(SUBJECT)[0]
+    found = backend.search(SUBJECT, "pacific time")
+    assert found and all("pacific time" in (i.text or "").casefold() for _, i in found)
+    target, item = found[0]
+    assert target.key == user.key
+    before = backend.read_page(SUBJECT, user).items
+
+    edited = backend.edit_item(SUBJECT, user, item.key, item.text or "", "Works on Eastern Time.")
+
+    assert edited.key == item.key and edited.text == "Works on Eastern Time."
+    assert edited.description == item.description  # the entry's reason stays
+    with pytest.raises(CoreAPIConflict):  # it no longer reads what the caller started from
+        backend.edit_item(SUBJECT, user, item.key, item.text or "", "Anything.")
+    deleted = backend.delete_item(SUBJECT, user, item.key)
+    assert deleted.text == "Works on Eastern Time."
+    after = backend.read_page(SUBJECT, user).items
+    assert len(after) == len(before) - 1
+    assert all("Eastern Time" not in (i.text or "") for i in after)
+    restored = backend.restore_item(SUBJECT, user, deleted)
+    assert restored.text == "Works on Eastern Time."
+    assert backend.read_page(SUBJECT, user).items[-1].text == "Works on Eastern Time."
+    actions = list(AuditEvent.objects.order_by("id").values_list("action", "source"))
+    assert actions == [
+        ("edit", "coreapi"),
+        ("delete-entry", "coreapi"),
+        ("append", "coreapi"),
+    ]
 
 
 def test_targets_and_pages_are_the_documents_and_their_entries(backend: CoreAPIBackend) -> None:

@@ -24,10 +24,10 @@ from memory_ui.memory.legacy_move import (
     legacy_move_run,
 )
 from memory_ui.models import AuditEvent
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import CallerAuth, agent_object_id
 from memory_ui.sources.coreapi import client as coreapi_client
 from memory_ui.sources.coreapi.operations import Actor, memory_read
-from memory_ui.sources.coreapi.targets import Target
 from memory_ui.sources.legacy import operations as ops
 
 TRAVEL = "main.agents.travel_planner_memory"

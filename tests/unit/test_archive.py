@@ -21,8 +21,9 @@ from memory_ui.memory.archive import (
     read_archive,
     zip_stream,
 )
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.registry import memory_store
 
 LIMITS = ArchiveLimits(
     max_archive_bytes=64 * 1024, max_files=5, max_file_bytes=4096, max_total_bytes=8192
@@ -179,8 +180,9 @@ def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
         asked.append([t.agent.name if t.agent else "user" for t in targets])
         raise CoreAPIUnavailable("CoreAPI is unavailable, try again.")
 
-    monkeypatch.setattr(exports, "memory_export_many", export_many)
-    monkeypatch.setattr(exports, "memory_read", lambda actor, target: _memory())
+    # The CoreAPI calls replaced (the devstack cannot fail one export on cue).
+    monkeypatch.setattr(memory_store(), "export_many", export_many)
+    monkeypatch.setattr(memory_store(), "read", lambda actor, target: _memory())
     with pytest.raises(CoreAPIUnavailable):
         exports.export_archive(object(), [TRAVEL, HELPDESK], "alice@contoso.com")
     assert asked == [["user", "travel-planner", "it-helpdesk"]]
@@ -188,9 +190,9 @@ def test_export_archive_fetches_everything_before_the_first_byte(monkeypatch):
 
 def test_export_archive_returns_a_lazy_stream(monkeypatch):
     monkeypatch.setattr(
-        exports, "memory_export_many", lambda actor, targets: ["- fact\n"] * len(targets)
+        memory_store(), "export_many", lambda actor, targets: ["- fact\n"] * len(targets)
     )
-    monkeypatch.setattr(exports, "memory_read", lambda actor, target: _memory())
+    monkeypatch.setattr(memory_store(), "read", lambda actor, target: _memory())
     stream = exports.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
     assert not isinstance(stream, bytes | list)
     parsed = read_archive(b"".join(stream), LIMITS)

@@ -50,6 +50,7 @@ from memory_ui.sources.coreapi import (
     parse_error_response,
 )
 from memory_ui.sources.coreapi.client import CoreAPIClient, client_from_settings
+from memory_ui.sources.coreapi.types import memory_from_json
 
 INSTANCE = "00000000-0000-0000-0000-000000000000"
 BENEFITS = f"/instances/{INSTANCE}/providers/FoundationaLLM.Agent/agents/benefits-assistant"
@@ -296,7 +297,7 @@ def test_unexpected_response_is_a_kind_of_unavailable() -> None:
 
 
 def test_memory_from_the_contract_example() -> None:
-    memory = Memory.from_json(MEMORY_JSON)
+    memory = memory_from_json(MEMORY_JSON)
 
     assert memory.scope == "user"
     assert memory.upn == "alice@contoso.com"
@@ -322,13 +323,13 @@ def test_memory_from_the_contract_example() -> None:
     ],
 )
 def test_memory_dates_are_parsed_tolerantly(raw: object, expected: datetime | None) -> None:
-    memory = Memory.from_json({**MEMORY_JSON, "updated_on": raw})
+    memory = memory_from_json({**MEMORY_JSON, "updated_on": raw})
 
     assert memory.updated_on == expected
 
 
 def test_memory_tolerates_missing_null_and_extra_fields() -> None:
-    memory = Memory.from_json({"content_markdown": None, "upn": 42, "etag": "x", "extra": {}})
+    memory = memory_from_json({"content_markdown": None, "upn": 42, "etag": "x", "extra": {}})
 
     assert memory == Memory(scope="", upn="", content_markdown="")
 
@@ -336,7 +337,7 @@ def test_memory_tolerates_missing_null_and_extra_fields() -> None:
 @pytest.mark.parametrize("data", [[], "text", None, {"scope": "user"}, {"content_markdown": ["a"]}])
 def test_memory_of_the_wrong_shape_is_refused(data: object) -> None:
     with pytest.raises(ValueError, match="MemoryResponse"):
-        Memory.from_json(data)
+        memory_from_json(data)
 
 
 def agent_element(name: str, **resource: object) -> dict[str, object]:

@@ -3,7 +3,9 @@
 From the bottom: transport.py, budget.py and text.py import nothing of the portal;
 identity, models and audit nothing above them (audit knows a source's name, never its
 package); documents/ (the markdown model) nothing of sources/, memory/ or web/;
-sources/protocol.py nothing but identity and text; each source package under sources/
+sources/protocol.py nothing but identity and text (and agent_memory for a type);
+sources/agent_memory.py (the memory pages' model) nothing of a source, memory/ or web/;
+each source package under sources/
 nothing of another source, of memory/ or of web/; memory/ never imports django.http,
 django.shortcuts, django.urls or the web layer; web/ never reaches a source's transport
 (its `client`); devstack and memory_ui never import each other.
@@ -38,7 +40,12 @@ _ABOVE_GROUND = (
 
 # What a package may import all the same, though a rule forbids its prefix.
 ALLOWED = {
-    "memory_ui/sources/protocol.py": ("memory_ui.identity", "memory_ui.text"),
+    # agent_memory only for the type of `Source.memories` (under TYPE_CHECKING).
+    "memory_ui/sources/protocol.py": (
+        "memory_ui.identity",
+        "memory_ui.text",
+        "memory_ui.sources.agent_memory",
+    ),
 }
 
 # (package or module, forbidden module prefixes, why); a package may always import itself.
@@ -57,6 +64,16 @@ RULES = [
         "the document model sits below every source",
     ),
     ("memory_ui/sources/protocol.py", ("memory_ui",), "the protocol sits below every source"),
+    (
+        "memory_ui/sources/agent_memory.py",
+        (
+            "memory_ui.memory",
+            "memory_ui.web",
+            "memory_ui.templatetags",
+            *(f"memory_ui.sources.{name}" for name in SOURCES),
+        ),
+        "the agent-memory model sits below every source, and names none",
+    ),
     *(
         (
             f"memory_ui/sources/{name}",

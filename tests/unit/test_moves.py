@@ -20,9 +20,9 @@ from memory_ui.memory.moves import (
     landing_reason,
 )
 from memory_ui.models import AuditEvent
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import Agent, CallerAuth, CoreAPIUnavailable
 from memory_ui.sources.coreapi.operations import Actor, Version, memory_read
-from memory_ui.sources.coreapi.targets import Target
 from tests.fake_coreapi import AGENT_PREFIX, FakeCoreAPI
 
 NOW = datetime(2026, 12, 4, 15, 0, tzinfo=UTC)

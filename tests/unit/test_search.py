@@ -21,9 +21,9 @@ from memory_ui.memory.search import (
     search_loaded,
 )
 from memory_ui.memory.source_search import LegacyHit, LegacyResults, search_counts
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable, Memory
 from memory_ui.sources.coreapi.operations import Loaded
-from memory_ui.sources.coreapi.targets import Target
 from memory_ui.sources.legacy import LegacyUnavailable
 from memory_ui.sources.legacy.operations import Store
 from memory_ui.sources.protocol import Capability, SourceTarget

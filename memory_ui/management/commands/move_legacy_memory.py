@@ -19,12 +19,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from memory_ui import auth
-from memory_ui.identity import Identity
+from memory_ui.identity import Actor, CallerAuth, Identity, UserIdentity
 from memory_ui.memory.legacy_move import Result, Step, legacy_move_preview, legacy_move_run
-from memory_ui.sources.coreapi import CallerAuth, CoreAPIError, UserIdentity
-from memory_ui.sources.coreapi.operations import Actor
 from memory_ui.sources.legacy import LegacyStoreError, parse_store_agents
 from memory_ui.sources.legacy.operations import Store, legacy_enabled, legacy_store
+from memory_ui.sources.protocol import SourceError
 
 REASON = "Legacy store turn-down (manage.py move_legacy_memory)"
 BAR_WIDTH = 30
@@ -156,7 +155,7 @@ class Command(BaseCommand):
                     bool(plan.errors),
                 )
             report = legacy_move_run(actor, store, delete_verified=delete)
-        except (CoreAPIError, LegacyStoreError) as exc:
+        except (SourceError, LegacyStoreError) as exc:
             error = ("?", "", "", "", f"error: {exc.message}")
             return Row(upn, error if dry else (*error, ""), True)
         counts = [report.count(r) for r in (Result.MOVED, Result.ALREADY_THERE)]

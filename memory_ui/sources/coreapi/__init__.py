@@ -25,7 +25,7 @@ from memory_ui.sources.coreapi.types import (
     agent_object_id,
     parse_agents,
 )
-from memory_ui.sources.protocol import Capability, Source
+from memory_ui.sources.protocol import Source
 
 __all__ = [
     "AGENT_NAME",
@@ -55,22 +55,16 @@ __all__ = [
 def source() -> Source:
     """CoreAPI (seed 000) in the registry: the primary source, whose memories are the
     portal's own memory pages and whose documents make the restorable archive."""
+    # Both import this package.
+    from memory_ui.sources.coreapi.adapter import CAPABILITIES
+    from memory_ui.sources.coreapi.store import CoreAPIMemories
+
     return Source(
         name="coreapi",
         title="CoreAPI",
         description="What agents remember about you, shared with every agent or kept by one.",
-        capabilities=(
-            Capability.SEARCH
-            | Capability.APPEND
-            | Capability.EDIT_ITEM
-            | Capability.DELETE_ITEM
-            | Capability.RESTORE_ITEM
-            | Capability.CLEAR_TARGET
-            | Capability.ERASE_SUBJECT
-            | Capability.EXPORT
-            | Capability.IMPORT
-            | Capability.CONDITIONAL_WRITE
-        ),
+        capabilities=CAPABILITIES,
         primary=True,
         items=("entry", "entries"),
+        memories=CoreAPIMemories(),
     )

@@ -1,12 +1,16 @@
-"""CoreAPI as a `MemoryBackend` (issue 18): the protocol over `operations` and `exports`,
-so the same generic code can list, read, append to, clear, erase and export either source.
+"""CoreAPI as a `MemoryBackend`: the protocol over `operations` and `exports`, with every
+capability CoreAPI has (`CAPABILITIES`, which the registry's `Source` declares too), so
+generic code can list, search, read, append to, edit, delete, restore, clear, erase and
+export CoreAPI memory as it does any source's.
 
-Not wired into views: CoreAPI's pages keep calling `operations` directly, unchanged. CoreAPI
-needs credentials, so a backend is made for one `Actor` (who acts, for whom) and serves only
-that actor's subject. Every change goes through `operations`, which audits it (source
-`coreapi`). A target is one stored document (the shared memory, or an agent's own); its
-items are the document's entries (key: the entry's index), or one item holding the whole
-text when the document has no entries.
+CoreAPI's own pages use the richer agent-memory store (`store.py`): entry headings, the
+markdown round trip, what an agent sees. CoreAPI needs credentials, so a backend is made
+for one `Actor` (who acts, for whom) and serves only that actor's subject. Every change
+goes through `operations`, which audits it (source `coreapi`); an entry's change is a
+conditional rewrite of its document there, so what agents appended meanwhile is kept. A
+target is one stored document (the shared memory, or an agent's own); its items are the
+document's entries (key: the entry's index), or one item holding the whole text when the
+document has no entries.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from __future__ import annotations
 import datetime as dt
 from functools import cached_property
 
-from memory_ui.documents import parse_document
+from memory_ui.audit import Action
+from memory_ui.documents import parse_document, remove_entry, replace_entry
 from memory_ui.sources import protocol as backends
-from memory_ui.sources.coreapi import CoreAPIError
+from memory_ui.sources.agent_memory import Target, all_targets
+from memory_ui.sources.coreapi import CoreAPIConflict, CoreAPIError, Memory
 from memory_ui.sources.coreapi.exports import memory_export
 from memory_ui.sources.coreapi.operations import (
     Actor,
@@ -24,8 +30,8 @@ from memory_ui.sources.coreapi.operations import (
     memory_append,
     memory_clear,
     memory_read,
+    memory_rewrite,
 )
-from memory_ui.sources.coreapi.targets import Target, all_targets
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -33,16 +39,20 @@ from memory_ui.sources.protocol import (
     ItemsPage,
     Outcome,
     Subject,
-    Unsupported,
 )
 
 SOURCE = "coreapi"
 CAPABILITIES = (
-    Capability.APPEND | Capability.CLEAR_TARGET | Capability.ERASE_SUBJECT | Capability.EXPORT
-)
-ON_ITS_PAGES = (
-    "For CoreAPI memory this is done on the memory's own page (search, edit, delete an "
-    "entry, undo, import)."
+    Capability.SEARCH
+    | Capability.APPEND
+    | Capability.EDIT_ITEM
+    | Capability.DELETE_ITEM
+    | Capability.RESTORE_ITEM
+    | Capability.CLEAR_TARGET
+    | Capability.ERASE_SUBJECT
+    | Capability.EXPORT
+    | Capability.IMPORT
+    | Capability.CONDITIONAL_WRITE
 )
 
 
@@ -58,7 +68,7 @@ class CoreAPIBackend:
         self._actor = actor
 
     def missing_reason(self, capability: Capability) -> str:
-        return ON_ITS_PAGES
+        return "CoreAPI does not offer this."  # never asked: it declares every capability
 
     def _subject_upn(self) -> str:
         return self._actor.subject_upn or self._actor.who.upn
@@ -149,23 +159,68 @@ class CoreAPIBackend:
         self._check(subject)
         return memory_export(self._actor, self._stored(target))
 
-    # --- not declared: CoreAPI's own pages do these (operations, search, exports) ------------
-
     def search(self, subject: Subject, query: str) -> list[tuple[backends.SourceTarget, Item]]:
-        raise Unsupported(ON_ITS_PAGES)
+        """Entries whose text or reason holds `query`, ignoring case, in every document."""
+        self._check(subject)
+        wanted = query.casefold()
+        return [
+            (target, item)
+            for target in self.list_targets(subject)
+            for item in self.read_page(subject, target).items
+            if wanted in (item.text or "").casefold() or wanted in item.description.casefold()
+        ]
 
     def edit_item(
         self, subject: Subject, target: backends.SourceTarget, key: str, old: str, new: str
     ) -> Item:
-        raise Unsupported(ON_ITS_PAGES)
+        """`new` for the entry, unless it no longer reads `old` (then CoreAPIConflict)."""
+        if (self.read_item(subject, target, key).text or "").strip() != old.strip():
+            raise CoreAPIConflict("This entry changed since you started.", status=409)
+        return self.replace_item(subject, target, key, new)
 
     def replace_item(
         self, subject: Subject, target: backends.SourceTarget, key: str, text: str
     ) -> Item:
-        raise Unsupported(ON_ITS_PAGES)
+        self._check(subject)
+        index = int(key)
+
+        def transform(memory: Memory) -> str | None:
+            entries = parse_document(memory.content_markdown).entries
+            if not entries:  # the whole text is the one item
+                return text
+            if index >= len(entries):
+                raise KeyError(key)
+            return replace_entry(memory.content_markdown, index, text, entries[index].reason or "")
+
+        done = memory_rewrite(self._actor, self._stored(target), transform, started_from=None)
+        return self._item_of(done.after, index)
 
     def delete_item(self, subject: Subject, target: backends.SourceTarget, key: str) -> Item:
-        raise Unsupported(ON_ITS_PAGES)
+        """The entry taken out of its document (what agents appended meanwhile stays)."""
+        deleted = self.read_item(subject, target, key)
+        index = int(key)
+
+        def transform(memory: Memory) -> str | None:
+            if not parse_document(memory.content_markdown).entries:
+                return ""
+            return remove_entry(memory.content_markdown, index)
+
+        memory_rewrite(
+            self._actor,
+            self._stored(target),
+            transform,
+            started_from=None,
+            action=Action.DELETE_ENTRY,
+        )
+        return deleted
 
     def restore_item(self, subject: Subject, target: backends.SourceTarget, item: Item) -> Item:
-        raise Unsupported(ON_ITS_PAGES)
+        """A deleted entry added back, as a new entry with its reason."""
+        return self.append(subject, target, item.text or "", item.description)
+
+    def _item_of(self, memory: Memory, index: int) -> Item:
+        entries = parse_document(memory.content_markdown).entries
+        if not entries:
+            return _item(0, memory.content_markdown, updated=memory.updated_on)
+        entry = entries[index]
+        return _item(entry.index, entry.body, entry.reason or "", entry.timestamp)

@@ -49,7 +49,7 @@ from memory_ui.sources.coreapi.errors import (
     CoreAPIUnexpectedResponse,
     parse_error_response,
 )
-from memory_ui.sources.coreapi.types import Agent, Memory, parse_agents
+from memory_ui.sources.coreapi.types import Agent, Memory, memory_from_json, parse_agents
 from memory_ui.transport import MIN_ATTEMPT_SECONDS, exchange, pooled_session, timeout_within
 
 logger = logging.getLogger("memory_ui.sources.coreapi")
@@ -332,7 +332,7 @@ class CoreAPIClient:
         """A call answered with a MemoryResponse (and the document's ETag, if any)."""
         cid = _correlation_id(correlation_id)
         response = self._send(request, cid)
-        return _with_etag(_decode_json(response, Memory.from_json, cid), response)
+        return _with_etag(_decode_json(response, memory_from_json, cid), response)
 
     def _markdown(self, request: Request, correlation_id: str | None) -> str:
         """A GET answered with a markdown document."""

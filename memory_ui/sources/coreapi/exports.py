@@ -6,10 +6,10 @@ from __future__ import annotations
 from memory_ui.audit import Action
 from memory_ui.budget import fan_out
 from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.coreapi import client as coreapi
 from memory_ui.sources.coreapi.operations import audit_step
-from memory_ui.sources.coreapi.targets import Target
 
 
 def memory_export(actor: Actor, target: Target) -> str:

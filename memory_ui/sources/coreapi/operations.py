@@ -20,26 +20,31 @@ import contextvars
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from functools import cached_property
 
 from django.conf import settings
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.budget import fan_out
 from memory_ui.documents import (
-    Document,
     content_hash,
-    count_entries,
     neutralise_entry_headings,
     neutralise_provenance,
 )
-from memory_ui.documents.arrivals import Arrived, appended_since, with_arrivals
+from memory_ui.documents.arrivals import appended_since, with_arrivals
 from memory_ui.documents.landed import Block
-from memory_ui.documents.paging import Prepared, prepared
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor, Identity
+from memory_ui.sources.agent_memory import (
+    AlreadyAdded,
+    Loaded,
+    MemoryChanged,
+    NothingToChange,
+    Rewritten,
+    Target,
+    all_targets,
+)
 from memory_ui.sources.coreapi import (
     Agent,
     CoreAPIError,
@@ -49,50 +54,10 @@ from memory_ui.sources.coreapi import (
     Memory,
 )
 from memory_ui.sources.coreapi import client as coreapi
-from memory_ui.sources.coreapi.targets import Target, all_targets
 
 # A change merged with entries that arrived meanwhile is tried this many times in all when
 # yet more arrive between the read and the conditional write.
 MERGE_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """One memory as a step left it: the document, or the error CoreAPI gave."""
-
-    target: Target
-    memory: Memory | None = None
-    error: CoreAPIError | None = None
-
-    @property
-    def key(self) -> str:
-        return self.target.key
-
-    @cached_property
-    def prepared(self) -> Prepared | None:
-        """The document parsed (once per version in this process: see `paging`)."""
-        return prepared(self.memory.content_markdown) if self.memory else None
-
-    @property
-    def document(self) -> Document | None:
-        return self.prepared.document if self.prepared else None
-
-    @cached_property
-    def entry_count(self) -> int:
-        """Counted without parsing the document into entries (dashboard cards)."""
-        return count_entries(self.memory.content_markdown) if self.memory else 0
-
-    @cached_property
-    def size_bytes(self) -> int:
-        return len(self.memory.content_markdown.encode()) if self.memory else 0
-
-    @cached_property
-    def rewritable(self) -> bool:
-        """Whether CoreAPI would take this document back in one write (an edit, a delete,
-        an undo); agents' appends can grow it past that."""
-        if self.memory is None:
-            return False
-        return fits_one_write(self.memory.content_markdown, lambda: self.prepared.json_chars)
 
 
 def fits_one_write(text: str, json_chars: Callable[[], int] | None = None) -> bool:
@@ -103,39 +68,6 @@ def fits_one_write(text: str, json_chars: Callable[[], int] | None = None) -> bo
     if 12 * len(text) <= limit:
         return True
     return (json_chars() if json_chars else len(json.dumps(text))) <= limit
-
-
-class MemoryChanged(Exception):
-    """The document changed since the user's version; `current` is what is stored now."""
-
-    def __init__(self, current: Memory) -> None:
-        super().__init__("The memory changed since you started.")
-        self.current = current
-
-
-class NothingToChange(Exception):
-    """A rewrite found nothing to do (the entry it would remove is not there)."""
-
-    def __init__(self, current: Memory) -> None:
-        super().__init__("Nothing to change.")
-        self.current = current
-
-
-class AlreadyAdded(Exception):
-    """A re-sent addition whose earlier attempt got no answer had landed after all, so
-    nothing was sent again; `current` is what is stored now."""
-
-    def __init__(self, current: Memory) -> None:
-        super().__init__("It was already added.")
-        self.current = current
-
-
-@dataclass(frozen=True)
-class Rewritten:
-    before: Memory
-    after: Memory
-    moved: bool = False  # something else changed the document right after (see memory_rewrite)
-    arrived: Arrived | None = None  # entries appended meanwhile, kept (see memory_rewrite)
 
 
 # A step of several writes recorded as one event by its caller (moving an entry: moves.py):

@@ -1,5 +1,5 @@
-"""What CoreAPI sends and receives, as typed values: memory documents, agents, and the
-identity a call carries.
+"""What CoreAPI sends and receives, read into the agent-memory values
+(`memory_ui.sources.agent_memory`: Memory, Agent), and the identity a call carries.
 
 Identity. End-user calls carry only the user's delegated token (`CallerAuth(token)`).
 Support staff calls carry the portal's app-only token plus `X-USER-IDENTITY`, built from
@@ -9,103 +9,65 @@ the target user's identity as the support view resolved it. The portal never bui
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
-AGENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")  # CoreAPI's agent name rule
+from memory_ui.sources.agent_memory import AGENT_NAME, Agent, Memory
+
 AGENT_PROVIDER_SEGMENT = "/providers/FoundationaLLM.Agent/agents/"
 
 
-@dataclass(frozen=True)
-class Memory:
-    """A MemoryResponse. `content_markdown` is untrusted: agents write it from prompts."""
-
-    scope: str
-    upn: str
-    user_name: str | None = None
-    name: str | None = None
-    agent_object_id: str | None = None
-    agent_name: str | None = None
-    content_markdown: str = ""
-    created_on: datetime | None = None
-    updated_on: datetime | None = None
-    # The document's version for a conditional write (If-Match), when CoreAPI offers one
-    # (docs/conditional-writes.md); None when it does not.
-    etag: str | None = None
-
-    @property
-    def has_content(self) -> bool:
-        """Anything but whitespace: for templates, which would otherwise call .strip, a copy
-        of the whole document (up to megabytes) each time they ask."""
-        text = self.content_markdown
-        return bool(text) and not text.isspace()
-
-    @classmethod
-    def from_json(cls, data: object) -> Memory:
-        """Tolerates missing, null and extra fields, but not a missing `content_markdown`:
-        reading such a body as "no memory" could lead a user to overwrite real memory."""
-        if not isinstance(data, dict):
-            raise ValueError("a MemoryResponse must be a JSON object")
-        content = data.get("content_markdown")
-        if "content_markdown" not in data or not isinstance(content, str | None):
-            raise ValueError("a MemoryResponse must have content_markdown")
-        return cls(
-            scope=as_text(data.get("scope")),
-            upn=as_text(data.get("upn")),
-            user_name=as_optional_text(data.get("user_name")),
-            name=as_optional_text(data.get("name")),
-            agent_object_id=as_optional_text(data.get("agent_object_id")),
-            agent_name=as_optional_text(data.get("agent_name")),
-            content_markdown=content or "",
-            created_on=_parse_datetime(data.get("created_on")),
-            updated_on=_parse_datetime(data.get("updated_on")),
-        )
+def memory_from_json(data: object) -> Memory:
+    """Tolerates missing, null and extra fields, but not a missing `content_markdown`:
+    reading such a body as "no memory" could lead a user to overwrite real memory."""
+    if not isinstance(data, dict):
+        raise ValueError("a MemoryResponse must be a JSON object")
+    content = data.get("content_markdown")
+    if "content_markdown" not in data or not isinstance(content, str | None):
+        raise ValueError("a MemoryResponse must have content_markdown")
+    return Memory(
+        scope=as_text(data.get("scope")),
+        upn=as_text(data.get("upn")),
+        user_name=as_optional_text(data.get("user_name")),
+        name=as_optional_text(data.get("name")),
+        agent_object_id=as_optional_text(data.get("agent_object_id")),
+        agent_name=as_optional_text(data.get("agent_name")),
+        content_markdown=content or "",
+        created_on=_parse_datetime(data.get("created_on")),
+        updated_on=_parse_datetime(data.get("updated_on")),
+    )
 
 
-@dataclass(frozen=True)
-class Agent:
-    """An agent the caller may use, from `GET /completions/agents`."""
-
-    name: str
-    object_id: str
-    display_name: str
-    description: str = ""
-    roles: tuple[str, ...] = ()
-    enabled: bool = True
-
-    @classmethod
-    def from_json(cls, element: object) -> Agent | None:
-        """None for elements that are not agents or lack a name or object id."""
-        if not isinstance(element, dict):
-            return None
-        resource = element.get("resource")
-        if not isinstance(resource, dict):
-            return None
-        name = as_text(resource.get("name"))
-        object_id = as_text(resource.get("object_id"))
-        # FoundationaLLM's own rule for agent names; names become URL segments and ids here.
-        if not AGENT_NAME.fullmatch(name) or AGENT_PROVIDER_SEGMENT not in object_id:
-            return None
-        roles = element.get("roles")
-        properties = element.get("properties")
-        enabled = properties.get("enabled") if isinstance(properties, dict) else None
-        return cls(
-            name=name,
-            object_id=object_id,
-            display_name=as_text(resource.get("display_name")) or name,
-            description=as_text(resource.get("description")),
-            roles=tuple(r for r in roles if isinstance(r, str)) if isinstance(roles, list) else (),
-            # An absent flag means enabled: only an explicit false hides an agent.
-            enabled=enabled is not False,
-        )
+def agent_from_json(element: object) -> Agent | None:
+    """None for elements that are not agents or lack a name or object id."""
+    if not isinstance(element, dict):
+        return None
+    resource = element.get("resource")
+    if not isinstance(resource, dict):
+        return None
+    name = as_text(resource.get("name"))
+    object_id = as_text(resource.get("object_id"))
+    # FoundationaLLM's own rule for agent names; names become URL segments and ids here.
+    if not AGENT_NAME.fullmatch(name) or AGENT_PROVIDER_SEGMENT not in object_id:
+        return None
+    roles = element.get("roles")
+    properties = element.get("properties")
+    enabled = properties.get("enabled") if isinstance(properties, dict) else None
+    return Agent(
+        name=name,
+        object_id=object_id,
+        display_name=as_text(resource.get("display_name")) or name,
+        description=as_text(resource.get("description")),
+        roles=tuple(r for r in roles if isinstance(r, str)) if isinstance(roles, list) else (),
+        # An absent flag means enabled: only an explicit false hides an agent.
+        enabled=enabled is not False,
+    )
 
 
 def parse_agents(data: object) -> list[Agent]:
     """The agents listing, sorted by name as the User Portal shows it."""
     if not isinstance(data, list):
         raise ValueError("the agents listing must be a JSON array")
-    agents = [agent for agent in map(Agent.from_json, data) if agent is not None]
+    agents = [agent for agent in map(agent_from_json, data) if agent is not None]
     return sorted(agents, key=lambda agent: (agent.name.casefold(), agent.name))
 
 

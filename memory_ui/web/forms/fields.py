@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from memory_ui.documents.versions import Version
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, valid_agent_name
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, valid_agent_name
 
 # A whole document, as large as an import may be (so whatever was imported can be edited);
 # notes are short by nature.

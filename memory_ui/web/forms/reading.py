@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from memory_ui.sources.coreapi import Agent
+from memory_ui.sources.agent_memory import Agent
 from memory_ui.web.forms.fields import TargetForm
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
-from memory_ui.sources.coreapi import Agent
-from memory_ui.sources.coreapi.targets import (
+from memory_ui.sources.agent_memory import (
     USER_MEMORY_LABEL,
+    Agent,
     Target,
     all_targets,
     valid_agent_name,

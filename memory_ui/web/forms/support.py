@@ -11,7 +11,7 @@ from django.http import QueryDict
 from django.utils.html import format_html
 
 from memory_ui.audit import Action, source_choices
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Target
 from memory_ui.web.forms.confirm import NonceConfirmation, UPNConfirmation
 from memory_ui.web.forms.fields import DatesInOrder
 

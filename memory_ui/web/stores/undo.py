@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from django.contrib.sessions.backends.base import SessionBase
 
 from memory_ui.documents.versions import Version
-from memory_ui.sources.coreapi import Memory
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Memory, Target
 from memory_ui.web.stores.kept import drop, keep, kept
 
 # --- Undo: the whole document as it was before a delete, in the session; briefly, for a

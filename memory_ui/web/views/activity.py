@@ -29,9 +29,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember, source_items, source_label
 from memory_ui.models import AuditEvent
-from memory_ui.sources.coreapi import Agent, CoreAPIError
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target, target_key
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Target, target_key
 from memory_ui.sources.legacy import operations as legacy_ops
+from memory_ui.sources.protocol import SourceError
 from memory_ui.web.access import signed_in, support_required, user_agents
 from memory_ui.web.forms.support import ActivityFilterForm, AuditFilterForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
@@ -128,7 +128,7 @@ def _own_agents(request: HttpRequest) -> dict[str, Agent] | None:
     """The user's agents (their memory pages exist), or None when CoreAPI can't say now."""
     try:
         agents = user_agents(request)
-    except (CoreAPIError, auth.SignInRequired):
+    except (SourceError, auth.SignInRequired):
         # The events come from the portal's own database: show them all the same.
         return None
     agent_names_remember(agents)

@@ -25,6 +25,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_ui.documents.versions import Version
 from memory_ui.memory.batch import (
     Selection,
     amount,
@@ -34,9 +35,9 @@ from memory_ui.memory.batch import (
     select_picked,
 )
 from memory_ui.memory.search import SearchQuery, day_range
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Version, memory_load_many
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.agent_memory import Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest
@@ -83,7 +84,7 @@ def _select_page(
     selection: Selection | None,
     *,
     status: int = 200,
-    error: CoreAPIError | None = None,
+    error: SourceError | None = None,
 ) -> HttpResponse:
     context = {
         "form": form,
@@ -103,7 +104,7 @@ def _filtered(view: Callable[[HtmxHttpRequest, SearchForm], HttpResponse]):
     def wrapper(request: HtmxHttpRequest) -> HttpResponse:
         try:
             agents = user_agents(request)
-        except CoreAPIError as exc:
+        except SourceError as exc:
             form = SearchForm(agents=None)
             return _select_page(request, form, None, status=exc.portal_status, error=exc)
         data = request.POST if request.method == "POST" else request.GET
@@ -121,7 +122,7 @@ def _own_targets(view: Callable[[HtmxHttpRequest, dict[str, Target]], HttpRespon
     def wrapper(request: HtmxHttpRequest) -> HttpResponse:
         try:
             agents = user_agents(request)
-        except CoreAPIError as exc:
+        except SourceError as exc:
             messages.error(request, f"Nothing was changed. {exc.message}")
             return render(request, "memory_ui/batch/done.html", {}, status=exc.portal_status)
         return view(request, {t.key: t for t in all_targets(agents)})
@@ -149,7 +150,7 @@ def select(request: HtmxHttpRequest, form: SearchForm) -> HttpResponse:
         return _select_page(request, form, None)
     if not form.is_valid():
         return _select_page(request, form, None, status=400)
-    loaded = memory_load_many(user_actor(request), form.targets())
+    loaded = memory_store().load_many(user_actor(request), form.targets())
     return _select_page(request, form, select_matching(loaded, _query(form)))
 
 
@@ -163,15 +164,15 @@ def preview(request: HtmxHttpRequest, form: SearchForm) -> HttpResponse:
         return _select_page(request, form, None, status=400)
     actor = user_actor(request)
     if request.POST.get("mode") == "all":
-        selection = select_matching(memory_load_many(actor, form.targets()), _query(form))
+        selection = select_matching(memory_store().load_many(actor, form.targets()), _query(form))
     else:
         targets = {t.key: t for t in all_targets(form.agents)}
         picked = _picked(request.POST.getlist("pick"), targets)
-        loaded = memory_load_many(actor, [targets[key] for key in picked])
+        loaded = memory_store().load_many(actor, [targets[key] for key in picked])
         selection = select_picked(loaded, picked, _query(form))
     if not selection.total:
         messages.error(request, "Nothing is chosen: tick entries, or select all matching.")
-        loaded = memory_load_many(actor, form.targets())
+        loaded = memory_store().load_many(actor, form.targets())
         return _select_page(request, form, select_matching(loaded, _query(form)), status=400)
     context = {"selection": selection, "back_url": _back_url(request)}
     return render(request, "memory_ui/batch/preview.html", context)

@@ -20,18 +20,17 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from memory_ui.documents import parse_document
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import (
-    Actor,
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import (
     AlreadyAdded,
     Loaded,
+    Memory,
     MemoryChanged,
-    memory_append,
-    memory_clear,
-    memory_clear_many,
-    memory_load,
+    Target,
+    all_targets,
 )
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import (
     as_named,
@@ -102,7 +101,9 @@ def append(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
             return redirect_to(request, target_url(target))
     began = timezone.now()
     try:
-        result = memory_append(actor, target, data["content"], data["reason"], earlier=earlier)
+        result = memory_store().append(
+            actor, target, data["content"], data["reason"], earlier=earlier
+        )
     except AlreadyAdded as exc:
         messages.success(
             request,
@@ -110,7 +111,7 @@ def append(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
             "through, so it was not sent again.",
         )
         return _appended(request, target, exc.current)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         if exc.outcome_unknown or earlier is not None:  # an attempt is still unsettled
             submission_unknown(owner, data["submission"], earlier or began)
         else:
@@ -155,7 +156,7 @@ def _clear_panel(
     request: HtmxHttpRequest, target: Target, *, status: int = 200, **context: Any
 ) -> HttpResponse:
     """The confirmation: what clearing would remove, read fresh from CoreAPI."""
-    loaded = memory_load(user_actor(request), target)
+    loaded = memory_store().load(user_actor(request), target)
     if loaded.error is not None:
         context.setdefault("load_error", loaded.error)
         status = max(status, loaded.error.portal_status)
@@ -180,14 +181,14 @@ def clear(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespons
     if form.errors:
         return _clear_panel(request, target, status=400, error=forms.first_error(form))
     try:
-        result = memory_clear(actor, target, form.cleaned_data["version"])
+        result = memory_store().clear(actor, target, form.cleaned_data["version"])
     except MemoryChanged:
         error = (
             "This memory changed since you opened this confirmation, so nothing was cleared. "
             "Check what it holds now, then confirm again."
         )
         return _clear_panel(request, target, status=409, error=error)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         error = not_done("Nothing was cleared.", exc)
         return _clear_panel(request, target, status=exc.portal_status, error=error)
     undo_forget_target(request.session, target)
@@ -221,7 +222,7 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.ClearEverythingForm(request.POST or None, keys=[])
     try:
         targets = all_targets(user_agents(request))
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return _render_everything(request, status=exc.portal_status, load_error=exc)
     if request.method == "GET":
         return _render_everything(request, targets=targets, form=form)
@@ -231,7 +232,9 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _render_everything(request, status=400, targets=targets, form=form)
     chosen = [t for t in targets if t.key in form.cleaned_data["scopes"]] or targets
-    return _cleared_everything(request, targets, memory_clear_many(user_actor(request), chosen))
+    return _cleared_everything(
+        request, targets, memory_store().clear_many(user_actor(request), chosen)
+    )
 
 
 def _cleared_everything(

@@ -18,15 +18,10 @@ from django.shortcuts import redirect
 
 from memory_ui.audit import Action
 from memory_ui.documents import entry_label, parse_document, remove_entry, remove_lines
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    Loaded,
-    MemoryChanged,
-    NothingToChange,
-    memory_rewrite,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory
 from memory_ui.web.htmx import (
@@ -99,7 +94,7 @@ def _delete(
         return removal.text
 
     try:
-        done = memory_rewrite(
+        done = memory_store().rewrite(
             actor,
             target,
             without,
@@ -112,7 +107,7 @@ def _delete(
     except NothingToChange as exc:
         messages.error(request, f"Nothing was deleted: that {what} does not exist.")
         return memory_page(request, Loaded(target, exc.current), status=400, **shown)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return action_failed(request, target, exc)
     if done.arrived:
         messages.info(request, done.arrived.notice)
@@ -179,7 +174,7 @@ def undo(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse
         )
         return page_now(request, target, status=410)
     try:
-        done = memory_rewrite(
+        done = memory_store().rewrite(
             actor,
             target,
             lambda _: record.before,
@@ -196,7 +191,7 @@ def undo(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse
         return memory_page(
             request, Loaded(target, exc.current), status=409, undo_conflict=record.removed
         )
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return action_failed(request, target, exc)
     undo_forget(request.session, token)
     messages.success(request, "Restored what you deleted.")

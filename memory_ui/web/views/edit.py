@@ -14,16 +14,11 @@ from django.views.decorators.http import require_POST
 
 from memory_ui.documents import content_hash
 from memory_ui.documents.diffs import DiffLine, diff_lines, merge_changes
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    MemoryChanged,
-    Version,
-    fits_one_write,
-    memory_read,
-    memory_rewrite,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import MemoryChanged, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory, signed_in
 from memory_ui.web.errors import AgentsUnlisted
@@ -47,7 +42,7 @@ class EditPage:
     version: str = ""
     current_version: str = ""
     form: forms.EditForm | None = None
-    load_error: CoreAPIError | None = None
+    load_error: SourceError | None = None
     error: str = ""
     conflict: bool = False
     diff: list[DiffLine] | None = None
@@ -109,7 +104,7 @@ def _edit_save(
     data, typed = form.cleaned_data, form.typed()
     started_from = data["current_version"] if data["action"] == "overwrite" else data["version"]
     try:
-        done = memory_rewrite(
+        done = memory_store().rewrite(
             actor,
             target,
             lambda _: data["content"],
@@ -123,7 +118,7 @@ def _edit_save(
         return _render_edit(
             request, EditPage(target, conflict=True, diff=diff, **typed), status=409
         )
-    except CoreAPIError as exc:
+    except SourceError as exc:
         error = not_done("Nothing was saved.", exc)
         return _render_edit(
             request, EditPage(target, error=error, **typed), status=exc.portal_status
@@ -137,11 +132,11 @@ def _edit_save(
 
 def _edit_start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     try:
-        memory = memory_read(actor, target)
-    except CoreAPIError as exc:
+        memory = memory_store().read(actor, target)
+    except SourceError as exc:
         return _render_edit(request, EditPage(target, load_error=exc), status=exc.portal_status)
     text = memory.content_markdown
-    if not fits_one_write(text):
+    if not memory_store().fits_one_write(text):
         # Saving could only fail (CoreAPI refuses the body): say so before any typing.
         size = len(text.encode())
         return _render_edit(request, EditPage(target, too_large=size), status=413)
@@ -157,8 +152,8 @@ def _edit_reapply(
     they don't touch the lines that changed meanwhile; otherwise with their draft as is."""
     typed = form.typed()
     try:
-        current = memory_read(actor, target)
-    except CoreAPIError as exc:
+        current = memory_store().read(actor, target)
+    except SourceError as exc:
         return _render_edit(
             request, EditPage(target, error=exc.message, **typed), status=exc.portal_status
         )

@@ -12,17 +12,11 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 
 from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    Loaded,
-    MemoryChanged,
-    NothingToChange,
-    Version,
-    memory_load,
-    memory_rewrite,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
@@ -46,7 +40,7 @@ class EntryPage:
     version: str = ""
     entry: Entry | None = None
     form: forms.EntryEditForm | None = None
-    load_error: CoreAPIError | None = None
+    load_error: SourceError | None = None
     error: str = ""
     conflict: bool = False
     missing: bool = False
@@ -129,7 +123,7 @@ def _start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
     index = _index(form)
     if form.errors:
         return _render(request, EntryPage(target, index, missing=True), status=400)
-    loaded = memory_load(actor, target)
+    loaded = memory_store().load(actor, target)
     if loaded.error is not None:
         page = EntryPage(target, index, load_error=loaded.error)
         return _render(request, page, status=loaded.error.portal_status)
@@ -156,7 +150,7 @@ def _save(
         return replace_entry(current.content_markdown, index, data["content"], data["reason"])
 
     try:
-        done = memory_rewrite(
+        done = memory_store().rewrite(
             actor,
             target,
             with_entry_replaced,
@@ -173,7 +167,7 @@ def _save(
         return _render(
             request, EntryPage(target, index, entry=now, conflict=True, **typed), status=409
         )
-    except CoreAPIError as exc:
+    except SourceError as exc:
         error = not_done("Nothing was saved.", exc)
         return _render(
             request, EntryPage(target, index, error=error, **typed), status=exc.portal_status
@@ -185,6 +179,6 @@ def _save(
         return redirect(entry_url(target, index))
     # Saved in place: the memory as it now is, the entry on its page and focused (if
     # something else changed the memory right after, as it is now: the notice says so).
-    now = memory_load(actor, target) if done.moved else Loaded(target, done.after)
+    now = memory_store().load(actor, target) if done.moved else Loaded(target, done.after)
     response = memory_page(request, now, at_entry=index, focus_entry=index)
     return into_memory_content(request, response)

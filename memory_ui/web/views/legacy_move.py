@@ -18,9 +18,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from memory_ui.memory.legacy_move import Result, legacy_move_preview, legacy_move_run
-from memory_ui.sources.coreapi import CoreAPIError
 from memory_ui.sources.legacy import LegacyStoreError
-from memory_ui.sources.protocol import Capability
+from memory_ui.sources.protocol import Capability, SourceError
 from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyMoveForm
 from memory_ui.web.htmx import HtmxHttpRequest
@@ -61,7 +60,7 @@ def move(request: HtmxHttpRequest, key: str) -> HttpResponse:
                 for moved in report.files
                 if moved.result in (Result.FAILED, Result.NOT_VERIFIED)
             ]
-    except (CoreAPIError, LegacyStoreError) as exc:
+    except (SourceError, LegacyStoreError) as exc:
         context["error"] = exc
         return render(request, MOVE_TEMPLATE, context, status=exc.portal_status)
     return render(request, MOVE_TEMPLATE, context)

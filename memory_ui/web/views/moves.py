@@ -22,6 +22,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from memory_ui.documents import Entry, EntryEditError, parse_document
+from memory_ui.identity import Actor
 from memory_ui.memory.batch import Restored, batch_restore
 from memory_ui.memory.moves import (
     DestinationChanged,
@@ -34,9 +35,9 @@ from memory_ui.memory.moves import (
     entry_move_preview,
     entry_remove_moved,
 )
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Actor, memory_load, memory_read
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.sources.agent_memory import Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import as_named, on_memory, signed_in, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.forms import TargetForm, first_error
@@ -72,7 +73,7 @@ class MoveScreen:
     done: MoveDone | None = None
     undo_token: str | None = None
     restored: list[Restored] = field(default_factory=list)
-    error: CoreAPIError | str = ""
+    error: SourceError | str = ""
     missing: bool = False
     retry_version: str = ""  # the source as the preview read it, to finish a move later
 
@@ -107,7 +108,7 @@ def _answer(
     notice = render_to_string(
         f"{TEMPLATE}#move_notice", {**screen.context(), "in_notice": True}, request=request
     )
-    loaded = memory_load(actor, screen.source)
+    loaded = memory_store().load(actor, screen.source)
     shown = memory_page(request, loaded, status=status, at_entry=screen.index, move_notice=notice)
     return into_memory_content(request, shown)
 
@@ -136,7 +137,7 @@ def _own(request: HtmxHttpRequest, form: TargetForm) -> dict[str, Target]:
     their agents now."""
     try:
         return {t.key: t for t in all_targets(user_agents(request))}
-    except CoreAPIError as exc:
+    except SourceError as exc:
         raise AgentsUnlisted(form, exc) from exc
 
 
@@ -178,7 +179,7 @@ def move(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse
             )
             screen.entry = screen.plan.entry
         else:
-            entries = parse_document(memory_read(actor, source).content_markdown).entries
+            entries = parse_document(memory_store().read(actor, source).content_markdown).entries
             if not 0 <= index < len(entries):
                 raise EntryGone
             screen.entry = entries[index]
@@ -187,7 +188,7 @@ def move(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpResponse
     except EntryEditError as exc:
         screen.error = str(exc)
         return _render(request, screen, 400)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         screen.error = exc
         return _render(request, screen, exc.portal_status)
     return _render(request, screen)
@@ -223,7 +224,7 @@ def confirm(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpRespo
         submission_release(owner, data["submission"])
         screen.error = _refused(exc, source, destination)
         return _render(request, screen, 400 if isinstance(exc, EntryEditError) else 409)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         if not exc.outcome_unknown:
             submission_release(owner, data["submission"])
         screen.error = exc
@@ -280,7 +281,7 @@ def retry(request: HtmxHttpRequest, actor: Actor, source: Target) -> HttpRespons
             f"or not in {source.label}), so nothing was removed."
         )
         return _answer(request, actor, screen, 409)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         screen.error = exc
         return _answer(request, actor, screen, exc.portal_status)
     return _finished(request, actor, screen, done)

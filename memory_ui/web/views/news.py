@@ -12,15 +12,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.documents import entry_label
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    Loaded,
-    Version,
-    memory_load,
-    memory_load_many,
-)
-from memory_ui.sources.coreapi.targets import Target, all_targets
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
+from memory_ui.sources.agent_memory import Loaded, Target, all_targets
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents
@@ -50,13 +46,13 @@ class WhatsNewPage:
     counting: bool = False
     # The version each memory was read at, for "Mark all as seen" (`version-<key>`).
     versions: dict[str, str] = field(default_factory=dict)
-    error: CoreAPIError | None = None
+    error: SourceError | None = None
 
 
 def _page(request: HtmxHttpRequest) -> WhatsNewPage:
     try:
         loaded = every_memory(request)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return WhatsNewPage(error=exc)
     visits = visits_of(signed_in(request).oid)
     page = WhatsNewPage(
@@ -79,7 +75,7 @@ def whats_new_page(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "memory_ui/whats_new.html", {"page": page}, status=status)
 
 
-def _nothing_marked(request: HtmxHttpRequest, error: CoreAPIError) -> HttpResponse:
+def _nothing_marked(request: HtmxHttpRequest, error: SourceError) -> HttpResponse:
     messages.error(request, f"Nothing was marked as seen. {error.message}")
     return redirect("whats_new")
 
@@ -96,7 +92,7 @@ def mark_seen(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRes
     if not form.is_valid():
         messages.error(request, "Nothing was marked as seen. Please try again.")
         return redirect("whats_new")
-    loaded = memory_load(actor, target)
+    loaded = memory_store().load(actor, target)
     if loaded.memory is None or Version.of(loaded.memory).token() != form.cleaned_data["version"]:
         messages.warning(
             request,
@@ -115,10 +111,10 @@ def mark_all_seen(request: HtmxHttpRequest) -> HttpResponse:
     """Every memory the page listed, each only if it is still the version shown."""
     try:
         targets = all_targets(user_agents(request))
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return _nothing_marked(request, exc)
     shown = {t.key: request.POST.get(f"version-{t.key}", "") for t in targets}
-    loaded = memory_load_many(user_actor(request), [t for t in targets if shown[t.key]])
+    loaded = memory_store().load_many(user_actor(request), [t for t in targets if shown[t.key]])
     oid = signed_in(request).oid
     changed = 0
     for one in loaded:

@@ -9,9 +9,9 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from memory_ui.models import MemoryVisit
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Loaded, memory_load, memory_load_many
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.visits import first_visit, new_entries, visit_record, visits_of
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
@@ -29,7 +29,7 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     listing = AgentListForm(request.GET)
     try:
         agents, error = user_agents(request), None
-    except CoreAPIError as exc:
+    except SourceError as exc:
         agents, error = [], exc
     listed = listing.chosen(agents)
     return render_page(
@@ -67,8 +67,8 @@ def _card_context(
 def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResponse:
     """One dashboard card (the shared memory's, or one agent's when retried)."""
     try:
-        loaded = memory_load(user_actor(request), target_for(request, scope, agent_name))
-    except CoreAPIError as exc:
+        loaded = memory_store().load(user_actor(request), target_for(request, scope, agent_name))
+    except SourceError as exc:
         loaded = Loaded(Target("user"), error=exc)  # the agent list failed: no target to show
     return render_fragment(
         request,
@@ -89,7 +89,7 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
     batch_id = f"cards-{names[0]}" if names else ""
     try:
         agents = user_agents(request)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         context = {"error": exc, "batch_id": batch_id}
         return render_fragment(
             request, "memory_ui/card.html#batch_error", context, status=exc.portal_status
@@ -99,7 +99,7 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
         raise BadRequest("Unknown agents, or too many at once.")
     by_name = {agent.name: agent for agent in agents}
     targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
-    loaded = memory_load_many(user_actor(request), targets)
+    loaded = memory_store().load_many(user_actor(request), targets)
     visits = visits_of(signed_in(request).oid)
     cards = [_card_context(one, visits, one.target.agent_name) for one in loaded]
     context = {"cards": cards, "batch_id": batch_id}
@@ -112,7 +112,7 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     """A memory page (user, agent or combined: the route names the scope)."""
     try:
         target = target_for(request, scope, agent_name)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return render_page(
             request,
             "memory_ui/memory.html",
@@ -122,7 +122,7 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
         )
     if scope == "combined":
         return combined_page(request, target)
-    loaded = memory_load(user_actor(request), target)
+    loaded = memory_store().load(user_actor(request), target)
     if not request.htmx:
         # Opening the page is a visit; its htmx requests (Show more, views) are the same one.
         visit_record(signed_in(request).oid, loaded, keep_marks=True)
@@ -150,7 +150,7 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
     shared memory's and the agent's, each read on its own (not split out of the combined
     text), so every entry links to the page where it can be changed."""
     assert target.agent is not None
-    shared, own = memory_load_many(
+    shared, own = memory_store().load_many(
         user_actor(request), [Target("user"), Target("agent", target.agent)]
     )
     both = (shared, own)

@@ -21,16 +21,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_ui.documents.versions import Version
 from memory_ui.memory.archive import ArchiveFile, ArchiveLimits, ParsedArchive
 from memory_ui.memory.exports import restore_file
-from memory_ui.sources.coreapi import Agent, CoreAPIError
-from memory_ui.sources.coreapi.operations import (
-    Loaded,
-    MemoryChanged,
-    Version,
-    memory_load_many,
-)
-from memory_ui.sources.coreapi.targets import USER_MEMORY_LABEL, Target
+from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Loaded, MemoryChanged, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
@@ -106,7 +102,9 @@ def _destinations(archive: ParsedArchive, agents: list[Agent]) -> Destinations:
 def _plan(request: HtmxHttpRequest, staged: StagedRestore) -> list[PlanRow]:
     destinations = _destinations(staged.archive, user_agents(request))
     reachable = list(destinations.usable.values())
-    now = {loaded.key: loaded for loaded in memory_load_many(user_actor(request), reachable)}
+    now = {
+        loaded.key: loaded for loaded in memory_store().load_many(user_actor(request), reachable)
+    }
     rows = []
     for archived in staged.archive.files:
         outcome = staged.outcomes.get(archived.key)
@@ -129,7 +127,7 @@ def _plan_page(
 ) -> HttpResponse:
     try:
         rows = _plan(request, staged)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("import_home"), "import")
     failed = [key for key, outcome in staged.outcomes.items() if not outcome.ok]
     if staged.outcomes or staged.chosen:
@@ -159,7 +157,7 @@ def _plan_page(
 def _import_home(request: HtmxHttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
     try:
         agents, agents_error = user_agents(request), None
-    except CoreAPIError as exc:
+    except SourceError as exc:
         agents, agents_error = [], exc
     context = {
         "agents": agents,
@@ -226,7 +224,7 @@ def preview(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> Http
 def apply(request: HtmxHttpRequest, token: str, staged: StagedRestore) -> HttpResponse:
     try:
         destinations = _destinations(staged.archive, user_agents(request))
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("import_home"), "import")
     form = forms.RestoreForm(request.POST, usable=list(destinations.usable))
     if not form.is_valid():
@@ -282,7 +280,7 @@ def _restore(
             staged.outcomes[key] = RestoreOutcome(
                 False, "Changed since your preview, so it was left alone. Check it and retry."
             )
-        except CoreAPIError as exc:
+        except SourceError as exc:
             staged.outcomes[key] = RestoreOutcome(False, exc.message, exc.outcome_unknown)
         restore_keep(owner, staged, token)
     failed = sum(not staged.outcomes[key].ok for key in keys)

@@ -13,7 +13,8 @@ from django.views.decorators.http import require_GET
 
 from memory_ui.memory.search import SearchQuery, day_range, memory_search
 from memory_ui.memory.source_search import legacy_search_results, search_counts, sources_search
-from memory_ui.sources.coreapi import Agent, CoreAPIError
+from memory_ui.sources.agent_memory import Agent
+from memory_ui.sources.protocol import SourceError
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment
@@ -26,8 +27,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     """Search text, one memory, a reason and a date range; with no filters, everything."""
     try:
         agents: list[Agent] | None = user_agents(request)
-        agents_error: CoreAPIError | None = None
-    except CoreAPIError as exc:
+        agents_error: SourceError | None = None
+    except SourceError as exc:
         agents, agents_error = None, exc
     form = SearchForm(request.GET, agents=agents)
     results = legacy = None

@@ -21,8 +21,8 @@ from django.views.decorators.http import require_GET
 
 from memory_ui.memory.flag_counts import flag_count
 from memory_ui.memory.sensitive import Scan, sensitive_scan
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.operations import Loaded
+from memory_ui.sources.agent_memory import Loaded
+from memory_ui.sources.protocol import SourceError
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import every_memory
@@ -48,7 +48,7 @@ class Review:
     their memories could not be listed (`error`)."""
 
     reviewed: list[Reviewed] = field(default_factory=list)
-    error: CoreAPIError | None = None
+    error: SourceError | None = None
 
     @property
     def flagged_total(self) -> int:
@@ -71,7 +71,7 @@ def _review(request: HtmxHttpRequest) -> Review:
     """Every memory of the user, scanned."""
     try:
         loaded = every_memory(request)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return Review(error=exc)
     region = settings.PORTAL_PHONE_REGION
     return Review(
@@ -104,7 +104,7 @@ def notice(request: HtmxHttpRequest) -> HttpResponse:
         return redirect("sensitive_review")
     try:
         loaded = every_memory(request)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return render_fragment(request, "memory_ui/sensitive.html#notice", {"load_error": exc})
     region = settings.PORTAL_PHONE_REGION
     counts = [

@@ -30,6 +30,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_ui.documents import content_hash
+from memory_ui.documents.versions import Version
+from memory_ui.identity import Actor
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
 from memory_ui.memory.everything import (
     OthersExport,
@@ -38,17 +40,9 @@ from memory_ui.memory.everything import (
     others_notes,
     others_plan,
 )
-from memory_ui.sources.coreapi import CoreAPIError
-from memory_ui.sources.coreapi.exports import memory_export_many
-from memory_ui.sources.coreapi.operations import (
-    Actor,
-    Loaded,
-    MemoryChanged,
-    Version,
-    memory_clear,
-    memory_load_many,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import Loaded, MemoryChanged, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
@@ -169,7 +163,7 @@ def _request_page(
     clear_form: ClearRequestForm | None = None,
 ) -> HttpResponse:
     record = handling.record
-    loaded = memory_load_many(handling.actor, handling.targets)
+    loaded = memory_store().load_many(handling.actor, handling.targets)
     # A request for every memory covers the other systems too: shown before the clear.
     everything = record.everything
     context = {
@@ -208,13 +202,13 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     exported: that read is the version a clear must still find, so anything added after
     it (in the export or not) makes the clear refuse rather than erase unexported text."""
     record, actor = handling.record, handling.actor
-    loaded = memory_load_many(actor, handling.targets)
+    loaded = memory_store().load_many(actor, handling.targets)
     failed = next((item for item in loaded if item.error), None)
     try:
         if failed is not None and failed.error is not None:
             raise failed.error
-        texts = memory_export_many(actor, handling.targets)
-    except CoreAPIError as exc:
+        texts = memory_store().export_many(actor, handling.targets)
+    except SourceError as exc:
         problem = f"Nothing was exported: {exc.message}"
         return _request_page(request, handling, status=exc.portal_status, problem=problem)
     memories = [item.memory for item in loaded if item.memory is not None]  # every read worked
@@ -251,7 +245,7 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
     if version is None:
         return Outcome(**outcome, status="changed", message="Export it again, then clear.")
     try:
-        after = memory_clear(actor, target, started_from=version)
+        after = memory_store().clear(actor, target, started_from=version)
     except MemoryChanged as exc:
         if exc.current.content_markdown == "":
             # Emptied meanwhile (a retry of a clear whose answer was lost, or the user).
@@ -262,7 +256,7 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
                 "again, then clear."
             )
             return Outcome(**outcome, status="changed", message=message)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         status = "unknown" if exc.outcome_unknown else "failed"
         return Outcome(**outcome, status=status, message=exc.message)
     size_after = len(after.content_markdown.encode())

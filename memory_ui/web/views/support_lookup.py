@@ -16,13 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory_ui import auth
 from memory_ui.audit import Action, agent_names_remember
-from memory_ui.sources.coreapi.operations import (
-    agents_list,
-    credentials_failed,
-    memory_reveal,
-    user_lookup,
-)
-from memory_ui.sources.coreapi.targets import all_targets
+from memory_ui.sources.agent_memory import all_targets
+from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import signed_in, support_actor, support_required
 from memory_ui.web.forms.support import LookupForm, RevealForm
 from memory_ui.web.stores.support import (
@@ -64,10 +59,10 @@ def support_user(request: HttpRequest, user: LookedUp) -> HttpResponse:
     due = lookup_audit_is_due(request.session, upn)
     try:
         actor = support_actor(request, upn)
-        targets = user_lookup(actor) if due else all_targets(agents_list(actor))
+        targets = memory_store().lookup(actor) if due else all_targets(memory_store().agents(actor))
     except auth.SignInFailed as exc:
         if due:
-            credentials_failed(signed_in(request), Action.LOOKUP, upn, exc.message)
+            memory_store().credentials_failed(signed_in(request), Action.LOOKUP, upn, exc.message)
         raise
     lookup_audit_due(request.session, upn, due=False)
     agent_names_remember(t.agent for t in targets if t.agent)
@@ -85,11 +80,13 @@ def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
         return redirect("support_user", subject=user.subject)
     reason = form.cleaned_data["reason"]
     try:
-        revealed = memory_reveal(
+        revealed = memory_store().reveal(
             support_actor(request, upn, reason), form.cleaned_data["scope_key"]
         )
     except auth.SignInFailed as exc:
-        credentials_failed(signed_in(request), Action.REVEAL, upn, exc.message, reason=reason)
+        memory_store().credentials_failed(
+            signed_in(request), Action.REVEAL, upn, exc.message, reason=reason
+        )
         raise
     if revealed is None:
         return render(request, "404.html", status=404)

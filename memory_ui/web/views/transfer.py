@@ -25,22 +25,14 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_ui.audit import Action
 from memory_ui.documents import appended, entry_heading, neutralise_provenance
 from memory_ui.documents.diffs import diff_lines
+from memory_ui.documents.versions import Version
 from memory_ui.memory import uploads
 from memory_ui.memory.everything import others_export
 from memory_ui.memory.exports import export_archive
 from memory_ui.memory.uploads import ImportText
-from memory_ui.sources.coreapi import CoreAPIError, Memory
-from memory_ui.sources.coreapi.exports import memory_export
-from memory_ui.sources.coreapi.operations import (
-    AlreadyAdded,
-    MemoryChanged,
-    Version,
-    memory_import_append,
-    memory_load,
-    memory_read,
-    memory_replace,
-)
-from memory_ui.sources.coreapi.targets import Target
+from memory_ui.sources.agent_memory import AlreadyAdded, Memory, MemoryChanged, Target
+from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.downloads import download_began
@@ -78,8 +70,8 @@ def export(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpRe
     back = reverse(f"memory_{scope}", args=[agent_name] if agent_name else [])
     try:
         target = target_for(request, scope, agent_name)
-        text = memory_export(user_actor(request), target)
-    except CoreAPIError as exc:
+        text = memory_store().export(user_actor(request), target)
+    except SourceError as exc:
         return failure_page(request, exc, back, "export")
     response = HttpResponse(text.encode("utf-8"), content_type="text/markdown; charset=utf-8")
     return _attachment(request, response, f"{target.download_stem}-{_today()}.md")
@@ -100,7 +92,7 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
             user_actor(request), user_agents(request), upn, extra=others.files,
             missing=others.missing,
         )  # fmt: skip
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("dashboard"), "export")
     if others.message:
         messages.warning(request, others.message)  # shown by the next page
@@ -112,7 +104,7 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
 
 
 def _import_target(request: HtmxHttpRequest, agent_name: str | None) -> Target:
-    """404 for an agent name that is not one of the user's (CoreAPIError if unlisted)."""
+    """404 for an agent name that is not one of the user's (SourceError if unlisted)."""
     return target_for(request, "agent" if agent_name else "user", agent_name)
 
 
@@ -170,7 +162,7 @@ def _preview(
     if current is not None:
         now = current.content_markdown
         heading = entry_heading("Imported", timezone.now())
-        added = neutralise_provenance(imported.text)  # as memory_import_append writes it
+        added = neutralise_provenance(imported.text)  # as memory_store().import_append writes it
         context["append_diff"] = diff_lines(now, appended(now, heading, added))
         # Either is None when the texts are too large to compare; import.html says so.
         context["replace_diff"] = diff_lines(now, imported.text)
@@ -182,7 +174,7 @@ def _preview(
 def import_form(request: HtmxHttpRequest, agent_name: str | None = None) -> HttpResponse:
     try:
         target = _import_target(request, agent_name)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("dashboard"), "import")
     return _form(request, target, status=200)
 
@@ -194,14 +186,14 @@ def import_preview(request: HtmxHttpRequest, agent_name: str | None = None) -> H
     pasted = form.data.get("pasted", "")
     try:
         target = _import_target(request, agent_name)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("dashboard"), "import", pasted)
     if not form.is_valid():
         error = forms.first_error(form)
         return _form(request, target, error=error, pasted=pasted, status=form.status)
     try:
-        current = memory_read(user_actor(request), target)
-    except CoreAPIError as exc:
+        current = memory_store().read(user_actor(request), target)
+    except SourceError as exc:
         return _form(request, target, error=exc.message, pasted=pasted, status=exc.portal_status)
     imported = form.cleaned_data["imported"]
     return _preview(request, target, imported, current, Version.of(current).token())
@@ -214,7 +206,7 @@ def import_confirm(request: HtmxHttpRequest, agent_name: str | None = None) -> H
     text = form.data.get("text", "")
     try:
         target = _import_target(request, agent_name)
-    except CoreAPIError as exc:
+    except SourceError as exc:
         return failure_page(request, exc, reverse("dashboard"), "import", text)
     if "text" in form.errors:
         error = forms.first_error(form)
@@ -236,7 +228,7 @@ def _confirm_again(
     request: HtmxHttpRequest, target: Target, form: forms.ImportConfirmForm, error: str, status=400
 ) -> HttpResponse:
     """The preview again, with what the user chose and why it did not go ahead."""
-    current = memory_load(user_actor(request), target).memory
+    current = memory_store().load(user_actor(request), target).memory
     return _preview(
         request,
         target,
@@ -262,11 +254,13 @@ def _import(
     began = timezone.now()
     try:
         if mode == "append":
-            memory_import_append(actor, target, imported.text, earlier=earlier)
+            memory_store().import_append(actor, target, imported.text, earlier=earlier)
             done = "added at the end under an “Imported” heading"
         else:
             version = form.cleaned_data["version"]
-            memory_replace(actor, target, imported.text, started_from=version, action=Action.IMPORT)
+            memory_store().replace(
+                actor, target, imported.text, started_from=version, action=Action.IMPORT
+            )
             done = "it replaced what was there"
     except MemoryChanged as changed:
         return _preview(
@@ -291,7 +285,7 @@ def _import(
             "went through, so it was not sent again.",
         )
         return redirect(target_url(target))
-    except CoreAPIError as exc:
+    except SourceError as exc:
         if exc.outcome_unknown or earlier is not None:  # an attempt is still unsettled
             submission_unknown(owner, submission, earlier or began)
         else:
