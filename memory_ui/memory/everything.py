@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ui.identity import Actor
@@ -96,8 +96,35 @@ def others_plan(actor: Actor) -> list[dict[str, Any]]:
 def others_erase(actor: Actor, exported: dict[str, Exported]) -> list[dict[str, Any]]:
     """Erases what each other source handed over in the request's export (`exported`:
     source -> what `others_export` kept) and is unchanged since; a row per target, erased,
-    partly, changed, not possible or failed, and why."""
-    return _each_other(lambda source, steps: steps.erase_all(actor, exported.get(source.name)))
+    partly, changed, not possible or failed, and why. A target is "erased" only when the
+    source, read back afterwards, holds nothing more in it."""
+
+    def erase(source: Source, steps: Steps) -> Erasure:
+        erasure = steps.erase_all(actor, exported.get(source.name))
+        try:
+            left = steps.plan(actor)
+        except SourceError as exc:
+            return _read_back(erasure, None, exc.message)
+        return _read_back(erasure, left)
+
+    return _each_other(erase)
+
+
+def _read_back(erasure: Erasure, left: Erasure | None, why: str = "") -> Erasure:
+    """The erasure's "erased" rows checked against what a plan read afterwards finds
+    (`left`; None when that read failed, for `why`)."""
+    found = {o.key: o.total or 0 for o in left.outcomes if o.target} if left else {}
+    rows = []
+    for outcome in erasure.outcomes:
+        if outcome.result == "erased" and outcome.target is not None:
+            if left is None:
+                reason = f"Erased, but it could not be read back to check: {why}"
+                outcome = replace(outcome, result="partly", reason=reason)
+            elif remaining := found.get(outcome.key, 0):
+                reason = f"Read back after the erasure, {remaining} still there: erase again."
+                outcome = replace(outcome, result="partly", reason=reason)
+        rows.append(outcome)
+    return Erasure(tuple(rows))
 
 
 def _each_other(step: Callable[[Source, Steps], Erasure]) -> list[dict[str, Any]]:

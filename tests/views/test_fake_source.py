@@ -325,3 +325,30 @@ def test_an_edit_does_not_overwrite_a_change_made_since_the_editor_opened(
     form = next(f for f in forms(body(editor)) if f.action.endswith("/notebook/edit"))
     assert alice.post(form.action, {**form.fields, "text": "Desk 6D"}).status_code == 302
     assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 6D"
+
+
+def test_an_erasure_is_read_back_and_what_came_back_keeps_it_partly(
+    carol: Client, notebook, monkeypatch
+) -> None:
+    """A source that answers every delete but still holds a note when read back (someone
+    wrote it again meanwhile) is "partly", not "erased", and the heading never says all."""
+    from tests.fake_source import NotebookBackend
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    export(carol, request_url)
+    delete_item = NotebookBackend.delete_item
+
+    def delete_then_written_again(self, subject, target, key):
+        deleted = delete_item(self, subject, target, key)
+        if key == "desk":
+            NOTEBOOK.pages[ALICE][PAGE]["desk-again"] = "Desk 4B, still."
+        return deleted
+
+    monkeypatch.setattr(NotebookBackend, "delete_item", delete_then_written_again)
+    result = carol.get(clear(carol, request_url)["Location"])
+    rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
+    assert [row[2:4] for row in rows] == [["partly", "2 of 2 erased"]]
+    assert "Read back after the erasure, 1 still there" in rows[0][4]
+    heading = re.search(r"<h1>(.*?)</h1>", body(result), re.S)[1]
+    assert "all" not in heading.casefold() and "partly" in heading.casefold()

@@ -73,3 +73,25 @@ def test_the_result_heading_says_nothing_was_cleared(carol: Client, fake: FakeCo
     retry = {name: field_values(html, name) for name in ("nonce", "confirm_upn", "scopes")}
     done = page_text(carol.get(carol.post(f"{request_url}clear", retry)["Location"]))
     assert "All 2 cleared" in done and "Nothing was cleared" not in done
+
+
+def test_a_memory_written_to_right_after_its_clear_is_not_called_cleared(
+    carol: Client, fake: FakeCoreAPI, monkeypatch
+):
+    """The clear is read back: an agent that writes to a memory between its clear and that
+    read leaves it "not cleared", with what the read found, never "All 2 cleared"."""
+    request_url = start(carol, scopes=["user", "agent:it-helpdesk"])
+    export(carol, request_url)
+    clear_memory = fake.clear_memory
+
+    def clear_then_the_agent_writes(auth, scope, **where):
+        cleared = clear_memory(auth, scope, **where)
+        if scope == "agent":
+            fake.put("- Uses the VPN from home.\n", agent="it-helpdesk")
+        return cleared
+
+    monkeypatch.setattr(fake, "clear_memory", clear_then_the_agent_writes)
+    result = page_text(carol.get(clear(carol, request_url)["Location"]))
+    assert "Partly cleared: 1 of 2" in result and "All 2 cleared" not in result
+    assert "Read back after the clear, it holds something again" in result
+    assert fake.text("it-helpdesk") == "- Uses the VPN from home.\n"

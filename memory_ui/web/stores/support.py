@@ -31,8 +31,10 @@ class Exported:
 
 @dataclass
 class Outcome:
-    """What the clear did to one memory: `cleared`, `changed` (since the export; nothing
-    cleared), `failed` or `unknown` (no answer; it may still be cleared)."""
+    """What the clear did to one memory: `cleared` (read back empty), `changed` (since the
+    export, so nothing cleared; or written to again before the read-back), `failed` or
+    `unknown` (no answer, or no read-back; it may still be cleared). The `after` fields
+    are what the read-back found."""
 
     key: str
     label: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import wraps
 from typing import Any
@@ -268,6 +268,34 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
     )
 
 
+def _read_back(actor: Actor, targets: list[Target], outcomes: list[Outcome]) -> list[Outcome]:
+    """Each memory the clear emptied, read again: "cleared" only where the read finds it
+    still empty (an agent may write to it right after), with the size and hash read."""
+    cleared = [t for t, o in zip(targets, outcomes, strict=True) if o.status == "cleared"]
+    read = {loaded.key: loaded for loaded in memory_store().load_many(actor, cleared)}
+    checked = []
+    for outcome in outcomes:
+        loaded = read.get(outcome.key)
+        if loaded is None:
+            checked.append(outcome)
+        elif loaded.memory is None:
+            why = loaded.error.message if loaded.error else ""
+            message = f"It was cleared, but reading it back failed: {why}"
+            checked.append(replace(outcome, status="unknown", message=message))
+        else:
+            text = loaded.memory.content_markdown
+            after = {"bytes_after": len(text.encode()), "sha256_after": content_hash(text)}
+            if loaded.memory.has_content:
+                message = (
+                    "Read back after the clear, it holds something again (an agent wrote to "
+                    "it since): download the export again, then clear."
+                )
+                checked.append(replace(outcome, status="changed", message=message, **after))
+            else:
+                checked.append(replace(outcome, **after))
+    return checked
+
+
 @require_POST
 @support_required
 @_handling
@@ -284,11 +312,11 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
             "once its export is in your hands."
         )
         return _request_page(request, handling, status=409, problem=problem)
+    chosen = [target for target in handling.targets if target.key in keys]
     outcomes = [
-        _clear_one(handling.actor, target, record.exported[target.key])
-        for target in handling.targets
-        if target.key in keys
+        _clear_one(handling.actor, target, record.exported[target.key]) for target in chosen
     ]
+    outcomes = _read_back(handling.actor, chosen, outcomes)
     record.record_outcomes(outcomes, timezone.now().isoformat())
     if record.everything:
         record.other_sources = others_erase(handling.actor, record.others_exported)
