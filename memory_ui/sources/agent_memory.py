@@ -2,7 +2,7 @@
 shared with every agent (`user` scope) and one per agent (`agent`), plus what an agent reads
 of both (`combined`). The portal's own memory pages (the dashboard's cards, a memory's page,
 its entries, edits, deletes, moves, batches, search, imports, the archive, support's look-up)
-are written against this module and `MemoryStore`, never against a source's package: the
+are written against this module and `AgentMemoryStore`, never against a source's package: the
 registry hands them the store of the primary source (`registry.memory_store()`), which for
 FoundationaLLM is CoreAPI (`memory_ui/sources/coreapi/store.py`).
 
@@ -246,7 +246,7 @@ class Rewritten:
     arrived: Arrived | None = None  # entries appended meanwhile, kept (see memory_rewrite)
 
 
-class MemoryStore(Protocol):
+class AgentMemoryStore(Protocol):
     """What the portal's memory pages ask of the primary source. Every read of content for
     someone and every change is audited by the store, failed or not; a change that would
     overwrite what changed since `started_from` raises `MemoryChanged`."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from memory_ui.identity import Actor
-    from memory_ui.sources.agent_memory import MemoryStore
+    from memory_ui.sources.agent_memory import AgentMemoryStore
 
 
 class SourceError(Exception):
@@ -181,7 +181,7 @@ class Source:
     # The adapter for one actor, where the source's pages are the portal's generic ones.
     backend: Callable[[Actor], MemoryBackend] | None = None
     # The primary source's agent-memory store, which the portal's own memory pages use.
-    memories: MemoryStore | None = None
+    memories: AgentMemoryStore | None = None
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from memory_ui.sources.agent_memory import MemoryStore
+from memory_ui.sources.agent_memory import AgentMemoryStore
 from memory_ui.sources.protocol import Source
 
 _lock = threading.Lock()
@@ -73,7 +73,7 @@ def others() -> tuple[Source, ...]:
     return tuple(found for found in sources() if not found.primary)
 
 
-def memory_store() -> MemoryStore:
+def memory_store() -> AgentMemoryStore:
     """The primary source's agent-memory store: what the portal's own memory pages read and
     change (docs/architecture.md, Memory sources)."""
     for found in sources():

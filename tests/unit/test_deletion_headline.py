@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from memory_ui.web.stores.support import DeletionRequest, Outcome
+from memory_ui.web.stores.support import ClearOutcome, DeletionRequest
 
 
 def _request(cleared: int, of: int, others: list[dict]) -> DeletionRequest:
     keys = [f"agent:{n}" for n in range(of)]
     outcomes = [
-        Outcome(key, key, "cleared" if n < cleared else "failed") for n, key in enumerate(keys)
+        ClearOutcome(key, key, "cleared" if n < cleared else "failed") for n, key in enumerate(keys)
     ]
     return DeletionRequest(
         "id", "alice@contoso.com", "r", "T-1", keys, True, "", {}, "", "now", outcomes, others

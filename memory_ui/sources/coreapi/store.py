@@ -1,4 +1,4 @@
-"""CoreAPI as the portal's agent-memory store (`memory_ui.sources.agent_memory.MemoryStore`):
+"""CoreAPI as the portal's agent-memory store (`memory_ui.sources.agent_memory.AgentMemoryStore`):
 the steps of `operations` and `exports`, which call CoreAPI and audit every call. The
 registry hands this to the memory pages (`registry.memory_store()`); nothing outside this
 package calls those modules."""

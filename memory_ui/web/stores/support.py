@@ -30,7 +30,7 @@ class Exported:
 
 
 @dataclass
-class Outcome:
+class ClearOutcome:
     """What the clear did to one memory: `cleared` (read back empty), `changed` (since the
     export, so nothing cleared; or written to again before the read-back), `failed` or
     `unknown` (no answer, or no read-back; it may still be cleared). The `after` fields
@@ -58,7 +58,7 @@ class DeletionRequest:
     exported: dict[str, Exported] = field(default_factory=dict)
     exported_at: str = ""
     cleared_at: str = ""
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[ClearOutcome] = field(default_factory=list)
     # Other sources' rows (memory.everything): source, target, result, reason, and how
     # many items were erased of how many (total None: not known).
     other_sources: list[dict[str, Any]] = field(default_factory=list)
@@ -106,7 +106,7 @@ class DeletionRequest:
         """Memories whose clear failed without changing anything: worth sending again."""
         return [o.key for o in self.outcomes if o.status in ("failed", "unknown")]
 
-    def record_outcomes(self, outcomes: list[Outcome], when: str) -> None:
+    def record_outcomes(self, outcomes: list[ClearOutcome], when: str) -> None:
         """Keep each memory's newest outcome, in the request's order."""
         newest = {o.key: o for o in self.outcomes} | {o.key: o for o in outcomes}
         self.outcomes = [newest[key] for key in self.keys if key in newest]
@@ -118,7 +118,7 @@ class DeletionRequest:
             **{
                 **raw,
                 "exported": {key: Exported(**value) for key, value in raw["exported"].items()},
-                "outcomes": [Outcome(**value) for value in raw["outcomes"]],
+                "outcomes": [ClearOutcome(**value) for value in raw["outcomes"]],
             }
         )
 

@@ -47,9 +47,9 @@ from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
 from memory_ui.web.stores.support import (
+    ClearOutcome,
     DeletionRequest,
     Exported,
-    Outcome,
     nonce_issue,
     request_get,
     request_save,
@@ -237,13 +237,13 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     return download_began(request, response)
 
 
-def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
+def _clear_one(actor: Actor, target: Target, exported: Exported) -> ClearOutcome:
     """Clear one memory if it is still the version its export handed over."""
     version = Version.parse(exported.version)
     before = {"bytes_before": exported.size, "sha256_before": version.sha256 if version else ""}
     outcome = {"key": target.key, "label": target.label, **before}
     if version is None:
-        return Outcome(**outcome, status="changed", message="Export it again, then clear.")
+        return ClearOutcome(**outcome, status="changed", message="Export it again, then clear.")
     try:
         after = memory_store().clear(actor, target, started_from=version)
     except MemoryChanged as exc:
@@ -255,12 +255,12 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
                 "It changed since the export, so nothing was cleared: download the export "
                 "again, then clear."
             )
-            return Outcome(**outcome, status="changed", message=message)
+            return ClearOutcome(**outcome, status="changed", message=message)
     except SourceError as exc:
         status = "unknown" if exc.outcome_unknown else "failed"
-        return Outcome(**outcome, status=status, message=exc.message)
+        return ClearOutcome(**outcome, status=status, message=exc.message)
     size_after = len(after.content_markdown.encode())
-    return Outcome(
+    return ClearOutcome(
         **outcome,
         status="cleared",
         bytes_after=size_after,
@@ -268,7 +268,9 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> Outcome:
     )
 
 
-def _read_back(actor: Actor, targets: list[Target], outcomes: list[Outcome]) -> list[Outcome]:
+def _read_back(
+    actor: Actor, targets: list[Target], outcomes: list[ClearOutcome]
+) -> list[ClearOutcome]:
     """Each memory the clear emptied, read again: "cleared" only where the read finds it
     still empty (an agent may write to it right after), with the size and hash read."""
     cleared = [t for t, o in zip(targets, outcomes, strict=True) if o.status == "cleared"]
