@@ -242,8 +242,8 @@ class AlreadyAdded(Exception):
 class Rewritten:
     before: Memory
     after: Memory
-    moved: bool = False  # something else changed the document right after (see memory_rewrite)
-    arrived: Arrived | None = None  # entries appended meanwhile, kept (see memory_rewrite)
+    moved: bool = False  # something else changed it right after (see `rewrite`)
+    arrived: Arrived | None = None  # entries appended meanwhile, kept (see `rewrite`)
 
 
 class AgentMemoryStore(Protocol):
