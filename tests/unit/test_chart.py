@@ -196,6 +196,73 @@ def test_a_disruption_budget_only_with_more_than_one_replica():
     assert not of_kind(render(AKS, replicaCount="1"), "PodDisruptionBudget")
 
 
+def test_no_autoscaler_unless_asked():
+    for values in (AKS, CONTAINER_APPS):
+        objects = render(values)
+        assert not of_kind(objects, "HorizontalPodAutoscaler")
+        assert of_kind(objects, "Deployment")[0]["spec"]["replicas"] >= 1
+
+
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_the_autoscaler_owns_the_replica_count_and_the_budget_follows_it(version: str):
+    objects = render(AKS, **{"autoscaling.enabled": "true", "autoscaling.minReplicas": "3"})
+    (hpa,) = of_kind(objects, "HorizontalPodAutoscaler")
+    kubernetes_validate.validate(hpa, version, strict=True)
+    (deployment,) = of_kind(objects, "Deployment")
+    assert "replicas" not in deployment["spec"]  # an upgrade must not reset what it chose
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": deployment["metadata"]["name"],
+    }
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 6)
+    assert [m["type"] for m in hpa["spec"]["metrics"]] == ["Resource"]  # CPU only by default
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+    (pdb,) = of_kind(objects, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    # The budget follows minReplicas, not replicaCount: none where one pod may be all.
+    assert not of_kind(
+        render(AKS, **{"autoscaling.enabled": "true", "autoscaling.minReplicas": "1"}),
+        "PodDisruptionBudget",
+    )
+    assert of_kind(
+        render(AKS, replicaCount="1", **{"autoscaling.enabled": "true"}), "PodDisruptionBudget"
+    )
+
+
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_the_autoscaler_takes_requests_per_second_where_the_cluster_has_it(version: str):
+    objects = render(
+        AKS,
+        **{
+            "autoscaling.enabled": "true",
+            "autoscaling.requestsPerSecond.metricName": "portal_requests_per_second",
+        },
+    )
+    (hpa,) = of_kind(objects, "HorizontalPodAutoscaler")
+    kubernetes_validate.validate(hpa, version, strict=True)
+    pods = [m["pods"] for m in hpa["spec"]["metrics"] if m["type"] == "Pods"]
+    assert pods == [
+        {
+            "metric": {"name": "portal_requests_per_second"},
+            "target": {"type": "AverageValue", "averageValue": "20"},
+        }
+    ]
+
+
+def test_an_autoscaler_that_could_not_work_is_refused():
+    on = {"autoscaling.enabled": "true"}
+    assert "minReplicas must be at least 1 and at most maxReplicas" in refused(
+        AKS, **on, **{"autoscaling.minReplicas": "7"}
+    )
+    assert "minReplicas must be at least 1" in refused(
+        AKS, **on, **{"autoscaling.minReplicas": "0"}
+    )
+    assert "no node could ever be drained" in refused(
+        AKS, **on, **{"podDisruptionBudget.minAvailable": "2"}
+    )
+
+
 @pytest.mark.parametrize("release", ["memory-portal", "prod"])
 def test_names_are_not_doubled(release: str):
     names = {o["metadata"]["name"] for o in render(AKS, release=release)}

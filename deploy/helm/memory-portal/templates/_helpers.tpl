@@ -102,6 +102,14 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- end }}
 {{- end }}
 {{- end }}
+{{- with .Values.autoscaling }}
+{{- if and .enabled (or (lt (int .minReplicas) 1) (gt (int .minReplicas) (int .maxReplicas))) }}
+{{- fail "autoscaling: minReplicas must be at least 1 and at most maxReplicas" }}
+{{- end }}
+{{- if and .enabled (ge (int $.Values.podDisruptionBudget.minAvailable) (int .minReplicas)) (gt (int .minReplicas) 1) $.Values.podDisruptionBudget.enabled }}
+{{- fail "podDisruptionBudget.minAvailable must be below autoscaling.minReplicas, or no node could ever be drained" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* The largest request the portal takes, in MiB, with room for multipart framing: a zip
