@@ -4,9 +4,10 @@ and ids it accepts, and `python -m devstack.memoryos --port P` serves it alone."
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,12 @@ def test_python_m_devstack_memoryos_serves_on_the_given_port(tmp_path: Path) -> 
         stderr=subprocess.STDOUT,
         text=True,
     )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout or ()], daemon=True
+    ).start()
     try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + 30
-        banner = process.stdout.readline()  # printed once the socket listens
-        assert time.monotonic() < deadline
+        banner = lines.get(timeout=30)  # printed once the socket listens
         assert f"http://127.0.0.1:{port}/v1/memories" in banner, banner
 
         body = Api(f"http://127.0.0.1:{port}").ok()
