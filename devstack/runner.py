@@ -1,5 +1,5 @@
-"""Start the IdP, the CoreAPI and legacy store emulators and (optionally) the portal, with
-prefixed logs."""
+"""Start the IdP, the CoreAPI, legacy store and MemoryOS emulators and (optionally) the
+portal, with prefixed logs."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from devstack.config import (
     IDP_PORT,
     LEGACY_HOST,
     LEGACY_PORT,
+    MEMORYOS_HOST,
+    MEMORYOS_PORT,
     PORTAL_PORT,
     REPO_ROOT,
     fixtures,
@@ -70,6 +72,12 @@ def services(with_portal: bool) -> list[Service]:
             LEGACY_PORT,
             [python, "-m", "devstack.legacy", "--port", str(LEGACY_PORT)],
         ),
+        Service(
+            "memoryos",
+            MEMORYOS_HOST,
+            MEMORYOS_PORT,
+            [python, "-m", "devstack.memoryos", "--port", str(MEMORYOS_PORT)],
+        ),
     ]
     if with_portal:
         found.append(
@@ -99,6 +107,7 @@ def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
             requests.get(f"http://{COREAPI_HOST}:{COREAPI_PORT}/openapi.json", timeout=1)
             # Any answer (a 401 without a token) means the legacy emulator listens.
             requests.get(f"http://{LEGACY_HOST}:{LEGACY_PORT}/api/2.1/unity-catalog", timeout=1)
+            requests.get(f"http://{MEMORYOS_HOST}:{MEMORYOS_PORT}/v1/memories", timeout=1)
             return True
         except requests.RequestException:
             time.sleep(0.2)
@@ -170,6 +179,8 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
                         f"(token: python manage.py devstack_token alice@contoso.com)\n"
                         f"Legacy memory stores: http://{LEGACY_HOST}:{LEGACY_PORT}/ "
                         f"(token: python manage.py devstack_token --legacy)\n"
+                        f"MemoryOS emulator: http://{MEMORYOS_HOST}:{MEMORYOS_PORT}/v1/memories "
+                        f"(API keys: python manage.py devstack_token --memoryos)\n"
                     )
                     + f"State lives in {home}; delete it to reset the demo. "
                     "Ctrl-C stops everything.\n\n"

@@ -332,6 +332,27 @@ LEGACY_STORES_READ_TIMEOUT = env_float("LEGACY_STORES_READ_TIMEOUT", 10.0)
 LEGACY_STORES_GET_RETRIES = env_int("LEGACY_STORES_GET_RETRIES", 2)
 LEGACY_STORES_CA_BUNDLE = env("LEGACY_STORES_CA_BUNDLE", PORTAL_CA_BUNDLE)
 
+# --- MemoryOS (seed 002; docs/memoryos.md) --------------------------------------------
+# Off unless MEMORYOS_BASE_URL is set (the devstack sets its emulator), and a source only
+# where PORTAL_MEMORY_SOURCES names memory_ui.sources.memoryos. The tenant's API key comes
+# from the secrets store (MEMORYOS_API_KEY_FILE); `external_user_id` from the verified
+# identity by the template ({oid}, {upn}); MEMORYOS_AGENTS maps agent ids to titles (JSON).
+MEMORYOS_BASE_URL = env("MEMORYOS_BASE_URL", "http://127.0.0.1:8004" if DEVSTACK else "")
+MEMORYOS_API_KEY = env(
+    "MEMORYOS_API_KEY", "mem_live_devstack_contoso_4f7c2a9e61b84d03" if DEVSTACK else ""
+)
+MEMORYOS_USER_ID_TEMPLATE = env("MEMORYOS_USER_ID_TEMPLATE", "{oid}")
+MEMORYOS_AGENTS = env(
+    "MEMORYOS_AGENTS",
+    '{"travel-planner": "Travel Planner", "it-helpdesk": "IT Helpdesk"}' if DEVSTACK else "{}",
+)
+# Whom a deletion request names for erasure, which the service offers no API for.
+MEMORYOS_CONTACT = env("MEMORYOS_CONTACT", "")
+MEMORYOS_CONNECT_TIMEOUT = env_float("MEMORYOS_CONNECT_TIMEOUT", 3.05)
+MEMORYOS_READ_TIMEOUT = env_float("MEMORYOS_READ_TIMEOUT", 10.0)
+MEMORYOS_RETRIES = env_int("MEMORYOS_RETRIES", 2)
+MEMORYOS_CA_BUNDLE = env("MEMORYOS_CA_BUNDLE", PORTAL_CA_BUNDLE)
+
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
 COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001" if DEVSTACK else "")
 COREAPI_INSTANCE_ID = env(

@@ -14,6 +14,7 @@ import pytest
 from devstack import coreapi as coreapi_module
 from devstack import idp as idp_module
 from devstack import legacy as legacy_module
+from devstack import memoryos as memoryos_module
 from devstack.config import Client, Fixtures, User, fixtures, issuer
 from devstack.coreapi.faults import Faults
 from devstack.legacy.store import audience as legacy_audience
@@ -117,6 +118,24 @@ def fresh_legacy(tmp_path: Path, idp: RunningServer, pki: Pki) -> Iterator[Runni
     """A legacy store emulator of its own with freshly seeded demo stores."""
     with _emulator(legacy_module, tmp_path / "legacy", idp, pki) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def memoryos(devstack_home: Path) -> Iterator[RunningServer]:
+    """The MemoryOS emulator (seed 002) over the session's state folder, with its demo
+    tenants; retrievals move last_accessed, so tests that look at it (or write) use
+    `fresh_memoryos`."""
+    server = memoryos_module.start(home=devstack_home, faults=Faults())
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_memoryos(tmp_path: Path) -> Iterator[RunningServer]:
+    """A MemoryOS emulator of its own with freshly seeded demo data."""
+    server = memoryos_module.start(home=tmp_path / "memoryos", faults=Faults())
+    yield server
+    server.stop()
 
 
 @dataclass(frozen=True)

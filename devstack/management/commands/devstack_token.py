@@ -1,3 +1,4 @@
+import json
 from argparse import ArgumentParser
 from typing import Any
 
@@ -6,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from devstack import tokens
 from devstack.config import fixtures, idp_base_url, issuer, state_dir
 from devstack.legacy.store import audience as legacy_audience
+from devstack.memoryos import store as memoryos
 from devstack.pki import ensure_pki
 
 
@@ -24,8 +26,19 @@ class Command(BaseCommand):
             action="store_true",
             help="The portal service principal's token for the legacy memory stores.",
         )
+        parser.add_argument(
+            "--memoryos",
+            action="store_true",
+            help="MemoryOS API keys, demo users' external_user_ids and agent ids, as one JSON line.",
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="With --memoryos: the same JSON line (explicit)."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["memoryos"]:
+            self.stdout.write(json.dumps(memoryos_credentials()))
+            return
         demo = fixtures()
         pki = ensure_pki(state_dir())
         token_issuer = issuer(idp_base_url(), demo.tenant_id)
@@ -46,3 +59,14 @@ class Command(BaseCommand):
             known = ", ".join(u.upn for u in demo.users)
             raise CommandError(f"No demo user {options['upn']!r}. Known users: {known}.")
         self.stdout.write(tokens.delegated_access_token(pki, demo, token_issuer, user, demo.portal))
+
+
+def memoryos_credentials() -> dict[str, Any]:
+    """What a MemoryOS client of the devstack needs (docs/memoryos.md, The devstack emulator)."""
+    return {
+        "api_key": memoryos.tenant("contoso").api_key,
+        "other_tenant_api_key": memoryos.tenant("fabrikam").api_key,
+        "passthrough_api_key": memoryos.tenant("northwind").api_key,
+        "external_user_ids": memoryos.tenant("contoso").users,
+        "agent_ids": memoryos.agent_ids("contoso"),
+    }

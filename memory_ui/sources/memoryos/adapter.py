@@ -1,0 +1,162 @@
+"""MemoryOS (seed 002; docs/memoryos.md) as a `MemoryBackend`, with what the seed really
+gives: it retrieves, for one person, one agent and one question, and takes feedback. It
+offers no way to list, export, edit or delete a person's memories.
+
+A target is one configured agent (MEMORYOS_AGENTS). Its page is empty because the
+service cannot list. What the agent is told is `preview` (a retrieval, which moves
+last_accessed and counts against quota, so only when a person asks), and "this is wrong"
+is `report_correction` (user_corrected feedback: the service queues a re-extraction;
+nothing is corrected yet). Nothing here is audited: whoever calls it audits, with the
+source's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from memory_ui.sources.memoryos.client import LIMIT_MAX, MemoryOsClient
+from memory_ui.sources.memoryos.errors import MemoryOsError
+from memory_ui.sources.memoryos.types import (
+    FeedbackReceipt,
+    Retrieval,
+    RetrievedMemory,
+    external_user_id_for,
+)
+from memory_ui.sources.protocol import (
+    Capability,
+    Erasure,
+    Item,
+    ItemsPage,
+    Outcome,
+    SourceTarget,
+    Subject,
+    Unsupported,
+)
+
+SOURCE = "memoryos"
+TITLE = "MemoryOS"
+CAPABILITIES = Capability.SEARCH
+NO_LIST = (
+    "MemoryOS cannot list what it keeps about you: it only answers an agent's question. "
+    "Ask a question to see what an agent is told."
+)
+NO_ERASURE = "Not possible: MemoryOS offers no erasure through its API; ask its operator."
+MISSING = {
+    Capability.APPEND: "MemoryOS takes memories from agents' conversations, not from the portal.",
+    Capability.EDIT_ITEM: (
+        "MemoryOS memories cannot be edited; report one as wrong and the service re-reads "
+        "the conversation it came from."
+    ),
+    Capability.DELETE_ITEM: "MemoryOS offers no way to delete a memory through its API.",
+    Capability.RESTORE_ITEM: "MemoryOS offers no way to delete a memory, so none to restore.",
+    Capability.CLEAR_TARGET: "MemoryOS offers no way to clear an agent's memories.",
+    Capability.ERASE_SUBJECT: NO_ERASURE,
+    Capability.EXPORT: "Not possible: MemoryOS offers no export through its API.",
+    Capability.IMPORT: "MemoryOS cannot import a document.",
+    Capability.CONDITIONAL_WRITE: "MemoryOS takes no writes from the portal.",
+}
+NO_PERSON = (
+    "The portal cannot name this person to MemoryOS: its rule needs their object id, which "
+    "only their own sign-in gives."
+)
+
+
+class MemoryOsNoPerson(MemoryOsError):
+    portal_status = 409
+    default_message = NO_PERSON
+
+
+class MemoryOsBackend:
+    source = SOURCE
+    capabilities = CAPABILITIES
+
+    def __init__(
+        self, client: MemoryOsClient, agents: Mapping[str, str], user_id_template: str
+    ) -> None:
+        self._client = client
+        self._agents = dict(agents)  # agent id -> what people read
+        self._template = user_id_template
+
+    def missing_reason(self, capability: Capability) -> str:
+        return MISSING.get(capability, f"This is not possible in {TITLE}.")
+
+    def external_user_id(self, subject: Subject) -> str:
+        try:
+            return external_user_id_for(self._template, subject.upn, subject.oid)
+        except (KeyError, ValueError) as exc:
+            raise MemoryOsNoPerson() from exc
+
+    def list_targets(self, subject: Subject) -> list[SourceTarget]:
+        return [
+            SourceTarget(SOURCE, agent_id, title, NO_LIST, agent=agent_id)
+            for agent_id, title in self._agents.items()
+        ]
+
+    def target(self, subject: Subject, agent_id: str) -> SourceTarget:
+        """One of the configured agents (KeyError otherwise: a page answers 404)."""
+        return next(t for t in self.list_targets(subject) if t.key == agent_id)
+
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
+        return ItemsPage(target, ())  # the service cannot list (NO_LIST)
+
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
+        raise Unsupported(NO_LIST)
+
+    def preview(
+        self, subject: Subject, target: SourceTarget, question: str, limit: int = 10
+    ) -> Retrieval:
+        """What `target`'s agent is given about the person for `question`: for this
+        question, the top `limit`; never everything the service knows."""
+        return self._client.retrieve(
+            self.external_user_id(subject), question, agent_id=target.key, limit=limit
+        )
+
+    def report_correction(
+        self, subject: Subject, target: SourceTarget, retrieval_id: str, memory_id: str, text: str
+    ) -> FeedbackReceipt:
+        """The person says a memory of that retrieval is wrong and what is true."""
+        self.external_user_id(subject)  # only a person the service can be told of
+        return self._client.report_correction(
+            retrieval_id, memory_id, text, {"agent_id": target.key, "reported_by": "memory-portal"}
+        )
+
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
+        """One retrieval per configured agent, the most the service returns each."""
+        return [
+            (target, _item(memory))
+            for target in self.list_targets(subject)
+            for memory in self.preview(subject, target, query, LIMIT_MAX).memories
+        ]
+
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
+        raise Unsupported(self.missing_reason(Capability.APPEND))
+
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item:
+        raise Unsupported(self.missing_reason(Capability.EDIT_ITEM))
+
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
+        raise Unsupported(self.missing_reason(Capability.EDIT_ITEM))
+
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
+        raise Unsupported(self.missing_reason(Capability.DELETE_ITEM))
+
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
+        raise Unsupported(self.missing_reason(Capability.RESTORE_ITEM))
+
+    def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]:
+        raise Unsupported(self.missing_reason(Capability.CLEAR_TARGET))
+
+    def erase_subject(self, subject: Subject) -> Erasure:
+        raise Unsupported(self.missing_reason(Capability.ERASE_SUBJECT))
+
+    def export(self, subject: Subject, target: SourceTarget) -> str:
+        raise Unsupported(self.missing_reason(Capability.EXPORT))
+
+
+def _item(memory: RetrievedMemory) -> Item:
+    when = memory.provenance.observed_at if memory.provenance else None
+    return Item(key=memory.id, description=memory.category, updated=when, text=memory.content)
