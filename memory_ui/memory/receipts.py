@@ -181,7 +181,6 @@ def receipt_write(
         subject_upn=subject_upn,
         after=receipt.document,
         ticket=ticket,
-        count=len(rows),
     )
     return receipt
 
