@@ -15,6 +15,7 @@ from memory_ui.documents import parse_document
 from memory_ui.models import AuditEvent, ErasureReceipt
 from memory_ui.signatures import BadSignature, verified
 from tests.fake_coreapi import FakeCoreAPI
+from tests.views.conftest import SUPPORT_ROLE, signed_in
 from tests.views.helpers import body, field_value, page_text
 from tests.views.test_support import ALICE, clear, export, start
 
@@ -174,8 +175,12 @@ def test_erase_again_never_erases_what_arrived_after_the_read_back(
 def test_alice_sees_her_receipt_in_activity_and_bob_cannot_open_it(
     carol: Client, alice: Client, bob: Client, fake: FakeCoreAPI
 ):
-    _request_cleared(carol, fake, scopes=["user"])
+    request_url, _result = _request_cleared(carol, fake, scopes=["user"])
     receipt = ErasureReceipt.objects.get()
+    # The request's own addresses are support's, in carol's session only.
+    assert alice.get(f"{request_url}receipt.json").status_code == 403
+    other_staff = signed_in(Client(), "dave@contoso.com", [SUPPORT_ROLE])
+    assert receipt.document.encode() not in other_staff.get(f"{request_url}receipt.json").content
     activity = body(alice.get("/activity"))
     assert "Erasure receipts" in activity
     assert f'href="/activity/receipts/{receipt.id}"' in activity

@@ -34,7 +34,9 @@ def _of_request(request: HttpRequest, user: LookedUp, request_id: str) -> Erasur
     record = request_get(request.session, user.upn, request_id)
     if record is None or not record.receipt_id:
         raise Http404("No receipt for that deletion request in this session.")
-    found = ErasureReceipt.objects.filter(id=record.receipt_id).first()
+    found = ErasureReceipt.objects.filter(
+        id=record.receipt_id, subject_upn__iexact=user.upn
+    ).first()
     if found is None:
         raise Http404("No such receipt.")
     return found
