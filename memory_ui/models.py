@@ -1,7 +1,9 @@
-"""The audit trail (append-only) and when each person last opened each memory; never
-memory content."""
+"""The audit trail (append-only), erasure receipts, and when each person last opened each
+memory; never memory content."""
 
 from __future__ import annotations
+
+import uuid
 
 from django.db import models
 
@@ -55,6 +57,7 @@ class AuditEvent(models.Model):
         MOVE_ENTRY = "move-entry", "Moved an entry"
         COPY_ENTRY = "copy-entry", "Copied an entry"
         ERASE = "erase", "Erased (deletion request)"
+        RECEIPT = "receipt", "Erasure receipt signed"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Done"
@@ -160,3 +163,29 @@ class SubmissionClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.owner_oid} {self.token} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class ErasureReceipt(models.Model):
+    """A signed account of an erasure (support's deletion request, a person's "Clear
+    everything"): per source and target what was there before, what a read-back found
+    after, and the outcome, in hashes and counts only (memory/receipts.py). `document` is
+    the signed JSON exactly as handed out; `sha256` its hash, which the audit keeps too."""
+
+    class Kind(models.TextChoices):
+        DELETION_REQUEST = "deletion-request", "Deletion request"
+        CLEAR_EVERYTHING = "clear-everything", "Clear everything"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    subject_upn = models.CharField(max_length=320, db_index=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    ticket = models.CharField(max_length=100, blank=True)
+    key_id = models.CharField(max_length=40)
+    sha256 = models.CharField(max_length=64)
+    document = models.TextField()
+
+    class Meta:
+        ordering = ("-created_at",)
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.kind} {self.subject_upn}"

@@ -72,6 +72,7 @@ def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
             "ENTRA_CLIENT_ID",
             "COREAPI_BASE_URL",
             "COREAPI_INSTANCE_ID",
+            "PORTAL_RECEIPT_SIGNING_KEY",
         )
         if not given(name)
     ]

@@ -288,6 +288,32 @@ SUPPORT_ROLE = env("PORTAL_SUPPORT_ROLE", "Memory.Support")
 # Whether users see the name of the support staff member on their Activity page.
 PORTAL_SHOW_SUPPORT_ACTOR = env_bool("PORTAL_SHOW_SUPPORT_ACTOR", True)
 
+# --- Erasure receipts (docs/operations.md, "Erasure receipts") ------------------------
+# The Ed25519 private key (PEM, PKCS#8) that signs every erasure receipt; required in
+# production like the other secrets (PORTAL_RECEIPT_SIGNING_KEY_FILE for a mounted one).
+# The devstack's own key is public, so its receipts prove nothing.
+_DEVSTACK_RECEIPT_KEY = """-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIAUtzF+XgMLKAzQ5TADuHRX7ujS7zcZQpruSMBRx749X
+-----END PRIVATE KEY-----"""
+PORTAL_RECEIPT_SIGNING_KEY = env(
+    "PORTAL_RECEIPT_SIGNING_KEY", _DEVSTACK_RECEIPT_KEY if DEVSTACK or DEBUG else ""
+)
+# Earlier signing keys' public halves (PEM blocks, one after another), so receipts signed
+# before a rotation still verify; the signing key's own public key always does.
+PORTAL_RECEIPT_VERIFY_KEYS = env("PORTAL_RECEIPT_VERIFY_KEYS")
+try:
+    # Read here so a malformed key stops the start-up, not the first deletion request.
+    from memory_ui.signatures import private_key, public_keys
+
+    if PORTAL_RECEIPT_SIGNING_KEY:
+        private_key(PORTAL_RECEIPT_SIGNING_KEY)
+    public_keys(PORTAL_RECEIPT_VERIFY_KEYS)
+except ValueError as exc:
+    raise ImproperlyConfigured(
+        "PORTAL_RECEIPT_SIGNING_KEY must be an Ed25519 private key (PEM, PKCS#8) and "
+        f"PORTAL_RECEIPT_VERIFY_KEYS Ed25519 public keys (PEM): {exc}"
+    ) from exc
+
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
 _SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.legacy,memory_ui.sources.agent_notes"
 PORTAL_MEMORY_SOURCES = env_list("PORTAL_MEMORY_SOURCES", _SOURCES)

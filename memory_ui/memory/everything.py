@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.utils import timezone
+
 from memory_ui.identity import Actor
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import Capability, Erasure, Exported, Source, SourceError, Steps
@@ -112,10 +114,13 @@ def others_erase(actor: Actor, exported: dict[str, Exported]) -> list[dict[str, 
 
 def _read_back(erasure: Erasure, left: Erasure | None, why: str = "") -> Erasure:
     """The erasure's "erased" rows checked against what a plan read afterwards finds
-    (`left`; None when that read failed, for `why`)."""
+    (`left`; None when that read failed, for `why`); each target's row says how many items
+    that read found (`Outcome.left`) and the erasure when it was read."""
     found = {o.key: o.total or 0 for o in left.outcomes if o.target} if left else {}
     rows = []
     for outcome in erasure.outcomes:
+        if left is not None and outcome.target is not None:
+            outcome = replace(outcome, left=found.get(outcome.key, 0))
         if outcome.result == "erased" and outcome.target is not None:
             if left is None:
                 reason = f"Erased, but it could not be read back to check: {why}"
@@ -124,7 +129,7 @@ def _read_back(erasure: Erasure, left: Erasure | None, why: str = "") -> Erasure
                 reason = f"Read back after the erasure, {remaining} still there: erase again."
                 outcome = replace(outcome, result="partly", reason=reason)
         rows.append(outcome)
-    return Erasure(tuple(rows))
+    return Erasure(tuple(rows), timezone.now().isoformat() if left is not None else "")
 
 
 def _each_other(step: Callable[[Source, Steps], Erasure]) -> list[dict[str, Any]]:
@@ -159,6 +164,8 @@ def _rows(source: Source, erasure: Erasure) -> list[dict[str, Any]]:
             outcome.reason,
             outcome.erased,
             outcome.total,
+            left=outcome.left,
+            read_at=erasure.read_at,
         )
         for outcome in erasure.outcomes
     ]
@@ -171,8 +178,12 @@ def _row(
     reason: str,
     erased: int = 0,
     total: int | None = None,
+    *,
+    left: int | None = None,
+    read_at: str = "",
 ) -> dict[str, Any]:
-    """A row as the session keeps it: `erased` items of `total` (None: not known)."""
+    """A row as the session keeps it: `erased` items of `total` (None: not known), and
+    how many a read-back found `left` at `read_at` (None, "": not read back)."""
     return {
         "source": source.title,
         "target": target,
@@ -180,4 +191,6 @@ def _row(
         "reason": reason,
         "erased": erased,
         "total": total,
+        "left": left,
+        "read_at": read_at,
     }

@@ -108,11 +108,14 @@ class Outcome:
     # A target's row: how many of its items were erased, of how many (None: not known).
     erased: int = 0
     total: int | None = None
+    # How many items a read-back after the erasure found still there (None: not read back).
+    left: int | None = None
 
 
 @dataclass(frozen=True)
 class Erasure:
     outcomes: tuple[Outcome, ...] = field(default_factory=tuple)
+    read_at: str = ""  # when the erasure was read back (ISO 8601; "": it was not)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from memory_ui.web.views import (
     moves,
     news,
     pages,
+    receipts,
     restore,
     sensitive,
     signin,
@@ -115,9 +116,18 @@ urlpatterns = [
     path(
         f"{deletion}/result", support_deletion.support_request_result, name="support_request_result"
     ),
+    path(
+        f"{deletion}/erase-again",
+        support_deletion.support_request_erase_again,
+        name="support_request_erase_again",
+    ),
+    path(f"{deletion}/receipt", receipts.support_receipt, name="support_receipt"),
+    path(f"{deletion}/receipt.json", receipts.support_receipt_json, name="support_receipt_json"),
     # before support addresses carried an opaque id they carried the UPN (never a slug: @)
     re_path(r"^support/users/[^/]*@", support_lookup.support_old_address),
     path("activity", activity.activity, name="activity"),
+    path("activity/receipts/<uuid:receipt_id>", receipts.receipt, name="receipt"),
+    path("activity/receipts/<uuid:receipt_id>.json", receipts.receipt_json, name="receipt_json"),
     # the legacy memory stores (seed 003): reading, changing, downloading
     path("memory/legacy", legacy.stores, name="legacy_stores"),
     path(f"{legacy_store}/", legacy.store, name="legacy_store"),

@@ -21,6 +21,8 @@ from devstack.coreapi.faults import Faults
 from devstack.legacy import emulator
 from devstack.serve import RunningServer
 from memory_ui.memory.everything import missing_message
+from memory_ui.models import ErasureReceipt
+from memory_ui.signatures import verified
 from memory_ui.sources import registry
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.adapter import READ_ONLY_REASON
@@ -207,6 +209,21 @@ def test_a_deletion_request_shows_every_store_before_and_reports_what_was_left_a
     assert stores.entries(HELPDESK, ALICE, "", "", 100) == []
     assert "PPO Plus" in stores.entry(BENEFITS, ALICE, ENROLMENT).contents
     assert "monthly close" in stores.entry(FINANCE, ALICE, "/memories/reports.md").contents
+    # The signed receipt says the same per system, in counts only (issue 29).
+    receipt = ErasureReceipt.objects.get(subject_upn=ALICE)
+    document, _key = verified(receipt.document.encode())
+    rows = {row["target"]: row for row in document["targets"]}
+    travel = rows[TRAVEL]
+    assert travel["system"] == "Legacy memory stores" and travel["read_back_at"]
+    assert (travel["outcome"], travel["before"]["items"], travel["after"]["items"]) == (
+        "erased",
+        3,
+        0,
+    )
+    assert (rows[BENEFITS]["outcome"], rows[BENEFITS]["after"]["items"]) == ("not possible", 1)
+    assert rows[FINANCE]["outcome"] == "not possible" and document["outcome"] == "partly"
+    assert [r["outcome"] for r in rows.values() if r["system"] == "CoreAPI"] == ["erased"] * 4
+    assert "PPO Plus" not in receipt.document and "monthly close" not in receipt.document
     legacy_ops.reset_caches()
 
 

@@ -110,6 +110,7 @@ def test_configuration_and_secrets_are_release_objects_rolled_by_a_checksum():
         **{"image.repository": "r.example/p"},
         **{"secrets.values.django-secret-key": "k", "secrets.values.database-url": "d"},
         **{"secrets.values.redis-url": "r", "secrets.csi.enabled": "false"},
+        **{"secrets.values.receipt-signing-key": "e"},
         **{
             "secrets.values.metrics-token": "m",
             "secrets.values.appinsights-connection-string": "a",

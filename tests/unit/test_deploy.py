@@ -15,6 +15,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from tests.receipt_keys import new_signing_key
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "deploy" / "portal.env.example"
 GUNICORN = Path(sys.executable).with_name("gunicorn")
@@ -22,6 +24,7 @@ GUNICORN = Path(sys.executable).with_name("gunicorn")
 # Values for the secrets the example reads from mounted files.
 SECRET_VALUES = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    "PORTAL_RECEIPT_SIGNING_KEY": new_signing_key(),
     "DATABASE_URL": "postgres://portal@db.internal:5432/portal",
     "REDIS_URL": "rediss://:key@cache.internal:6380/0",
     "PORTAL_METRICS_TOKEN": "scrape-token",

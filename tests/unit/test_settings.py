@@ -11,6 +11,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from portal import settings as portal_settings
+from tests.receipt_keys import new_signing_key
+
+RECEIPT_KEY = new_signing_key()
 
 
 def test_env_bool_is_strict(monkeypatch):
@@ -70,6 +73,7 @@ PRODUCTION = {
     "ENTRA_CLIENT_SECRET": "a-real-secret",
     "COREAPI_BASE_URL": "https://coreapi.contoso.com",
     "COREAPI_INSTANCE_ID": "33333333-4444-5555-6666-777777777777",
+    "PORTAL_RECEIPT_SIGNING_KEY": RECEIPT_KEY,
 }
 
 
@@ -142,6 +146,7 @@ def test_production_has_no_devstack_defaults(monkeypatch):
     assert loaded.PORTAL_CA_BUNDLE == ""
     assert loaded.ENTRA_INSTANCE_DISCOVERY is True
     assert loaded.ALLOWED_HOSTS == ["memory.contoso.com"]
+    assert loaded.PORTAL_RECEIPT_SIGNING_KEY == RECEIPT_KEY
 
 
 def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):
@@ -211,3 +216,9 @@ def test_contradictory_credentials_are_refused_by_name(monkeypatch, credentials)
 def test_one_credential_with_the_platform_token_file_is_accepted(monkeypatch):
     _production_env(monkeypatch, ENTRA_CLIENT_SECRET=None, AZURE_FEDERATED_TOKEN_FILE="/t")
     assert _reload_settings().ENTRA_CLIENT_ASSERTION_FILE == "/t"
+
+
+def test_a_malformed_receipt_key_stops_the_start_up(monkeypatch):
+    _production_env(monkeypatch, PORTAL_RECEIPT_SIGNING_KEY="not a key")
+    with pytest.raises(ImproperlyConfigured, match="PORTAL_RECEIPT_SIGNING_KEY must be"):
+        _reload_settings()

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
 
+from memory_ui.memory.receipts import Counted, ReceiptRow, other_rows, primary_title
+
 SESSION_REQUESTS = "support_requests"
 REQUESTS_KEPT = 10
 SESSION_LOOKUPS_DUE = "support_lookups_due"
@@ -27,14 +29,25 @@ class Exported:
 
     version: str
     size: int
+    entries: int | None = None
+
+
+# A clear's statuses in an erasure receipt's words (memory.receipts).
+RECEIPT_OUTCOMES = {
+    "cleared": "erased",
+    "left": "partly",
+    "changed": "changed meanwhile",
+    "unknown": "unknown",
+}
 
 
 @dataclass
 class ClearOutcome:
-    """What the clear did to one memory: `cleared` (read back empty), `changed` (since the
-    export, so nothing cleared; or written to again before the read-back), `failed` or
-    `unknown` (no answer, or no read-back; it may still be cleared). The `after` fields
-    are what the read-back found."""
+    """What the clear did to one memory: `cleared` (read back empty), `left` (cleared, but
+    read back it holds something again: an agent wrote to it since), `changed` (since the
+    export, so nothing cleared), `failed` or `unknown` (no answer, or no read-back; it may
+    still be cleared). The `after` fields are what the read-back found at `read_at`, and
+    `version_after` its version, the one "Erase again" may clear."""
 
     key: str
     label: str
@@ -44,6 +57,21 @@ class ClearOutcome:
     sha256_before: str = ""
     bytes_after: int | None = None
     sha256_after: str = ""
+    entries_before: int | None = None
+    entries_after: int | None = None
+    read_at: str = ""
+    version_after: str = ""
+
+    def receipt_row(self, system: str) -> ReceiptRow:
+        return ReceiptRow(
+            system=system,
+            target=self.label,
+            outcome=RECEIPT_OUTCOMES.get(self.status, "failed"),
+            reason=self.message,
+            before=Counted(self.entries_before, self.bytes_before, self.sha256_before),
+            after=Counted(self.entries_after, self.bytes_after, self.sha256_after),
+            read_back_at=self.read_at,
+        )
 
 
 @dataclass
@@ -65,6 +93,8 @@ class DeletionRequest:
     # What the export handed over of each other source (source -> target -> item ->
     # version; a source's None: not exported).
     others_exported: dict[str, dict[str, dict[str, str]] | None] = field(default_factory=dict)
+    # The erasure receipt of the latest clear (models.ErasureReceipt's id).
+    receipt_id: str = ""
 
     @property
     def title(self) -> str:
@@ -100,6 +130,21 @@ class DeletionRequest:
         memories = f"{cleared} of {_counted(len(self.outcomes), 'memory', 'memories')}"
         files = f"{erased} of {_counted(found, 'file', 'files')}" if found else "none"
         return f"Partly cleared: {memories}, {files} in other systems; what is left is listed below"
+
+    @property
+    def left(self) -> list[str]:
+        """Memories a read-back found written to again after their clear."""
+        return [o.key for o in self.outcomes if o.status == "left"]
+
+    @property
+    def others_left(self) -> bool:
+        """Another system read back with items still there after its erasure."""
+        return any(row["result"] == "partly" for row in self.other_sources)
+
+    @property
+    def receipt_rows(self) -> list[ReceiptRow]:
+        system = primary_title()
+        return [o.receipt_row(system) for o in self.outcomes] + other_rows(self.other_sources)
 
     @property
     def retryable(self) -> list[str]:

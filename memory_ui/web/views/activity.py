@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember, source_items, source_label
-from memory_ui.models import AuditEvent
+from memory_ui.models import AuditEvent, ErasureReceipt
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Target, target_key
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.protocol import SourceError
@@ -39,6 +39,7 @@ from memory_ui.web.links import target_url
 from memory_ui.web.stores.support import person_id, person_upn
 
 PAGE_SIZE = 25
+RECEIPTS_SHOWN = 20  # the newest; each is also an event below
 
 CSV_FIELDS = (
     "created_at", "actor_upn", "actor_oid", "actor_is_support", "subject_upn", "action",
@@ -206,7 +207,8 @@ def _own_url(
 @login_required
 def activity(request: HtmxHttpRequest) -> HttpResponse:
     """What happened to my memory, by me or by support staff (with reason and ticket)."""
-    events = AuditEvent.objects.filter(subject_upn__iexact=signed_in(request).upn)
+    upn = signed_in(request).upn
+    events = AuditEvent.objects.filter(subject_upn__iexact=upn)
     own = _own_agents(request)
     names = {**_known_agents(), **(own or {})}
     choices = _memory_choices(events, own or {}, names)
@@ -226,6 +228,7 @@ def activity(request: HtmxHttpRequest) -> HttpResponse:
         "filtered": form.is_bound,
         "show_support_actor": settings.PORTAL_SHOW_SUPPORT_ACTOR,
         "agents_unavailable": own is None,
+        "receipts": ErasureReceipt.objects.filter(subject_upn__iexact=upn)[:RECEIPTS_SHOWN],
     }
     return render_page(request, "memory_ui/activity.html", "events", context)
 

@@ -21,6 +21,8 @@ from django.views.decorators.http import require_http_methods
 
 from memory_ui.documents import parse_document
 from memory_ui.identity import Actor
+from memory_ui.memory.receipts import memory_erasure, receipt_write
+from memory_ui.models import ErasureReceipt
 from memory_ui.sources.agent_memory import (
     AlreadyAdded,
     Loaded,
@@ -232,13 +234,29 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _render_everything(request, status=400, targets=targets, form=form)
     chosen = [t for t in targets if t.key in form.cleaned_data["scopes"]] or targets
-    return _cleared_everything(
-        request, targets, memory_store().clear_many(user_actor(request), chosen)
+    actor, started_at = user_actor(request), timezone.now().isoformat()
+    store = memory_store()
+    before = store.load_many(actor, chosen)
+    results = store.clear_many(actor, chosen)
+    # Read back: a memory an agent wrote to right after its clear is not called cleared.
+    read = store.load_many(actor, [result.target for result in results if result.error is None])
+    erasure = memory_erasure(before, results, read, timezone.now().isoformat())
+    receipt = receipt_write(
+        actor.who,
+        ErasureReceipt.Kind.CLEAR_EVERYTHING,
+        erasure.rows,
+        subject_upn=actor.who.upn,
+        started_at=started_at,
     )
+    return _cleared_everything(request, targets, results, erasure.left, receipt)
 
 
 def _cleared_everything(
-    request: HtmxHttpRequest, targets: list[Target], results: list[Loaded]
+    request: HtmxHttpRequest,
+    targets: list[Target],
+    results: list[Loaded],
+    left: list[str],
+    receipt: ErasureReceipt,
 ) -> HttpResponse:
     for result in results:
         if result.error is None:
@@ -249,6 +267,11 @@ def _cleared_everything(
         messages.error(
             request, f"{len(failed)} of {len(results)} could not be cleared; you can retry them."
         )
+    elif left:
+        messages.warning(
+            request,
+            f"{len(left)} of {len(results)} held something again when read back; erase again.",
+        )
         if status >= 500 and request.session.modified:
             # Django skips saving the session on a 5xx; the cleared ones' Undo copies
             # must still go.
@@ -256,7 +279,14 @@ def _cleared_everything(
     else:
         messages.success(request, "Cleared everything agents remembered about you.")
     response = _render_everything(
-        request, status=status, targets=targets, results=results, failed=failed
+        request,
+        status=status,
+        targets=targets,
+        results=results,
+        failed=failed,
+        left=left,
+        again=[r.key for r in results if r.error or r.key in left],
+        receipt=receipt,
     )
     if request.htmx and len(failed) < len(results):
         cleared = [result.key for result in results if not result.error]

@@ -29,7 +29,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.documents import content_hash
+from memory_ui.documents import content_hash, count_entries
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
@@ -40,7 +40,9 @@ from memory_ui.memory.everything import (
     others_notes,
     others_plan,
 )
-from memory_ui.sources.agent_memory import Loaded, MemoryChanged, Target
+from memory_ui.memory.receipts import receipt_write
+from memory_ui.models import ErasureReceipt
+from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, Target
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import support_actor, support_required
@@ -51,6 +53,7 @@ from memory_ui.web.stores.support import (
     DeletionRequest,
     Exported,
     nonce_issue,
+    nonce_spend,
     request_get,
     request_save,
     request_start,
@@ -217,7 +220,11 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
         for target, text, memory in zip(handling.targets, texts, memories, strict=True)
     ]
     exported = {
-        target.key: Exported(Version.of(memory).token(), len(memory.content_markdown.encode()))
+        target.key: Exported(
+            Version.of(memory).token(),
+            len(memory.content_markdown.encode()),
+            count_entries(memory.content_markdown),
+        )
         for target, memory in zip(handling.targets, memories, strict=True)
     }
     now = timezone.now()
@@ -240,7 +247,11 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
 def _clear_one(actor: Actor, target: Target, exported: Exported) -> ClearOutcome:
     """Clear one memory if it is still the version its export handed over."""
     version = Version.parse(exported.version)
-    before = {"bytes_before": exported.size, "sha256_before": version.sha256 if version else ""}
+    before = {
+        "bytes_before": exported.size,
+        "sha256_before": version.sha256 if version else "",
+        "entries_before": exported.entries,
+    }
     outcome = {"key": target.key, "label": target.label, **before}
     if version is None:
         return ClearOutcome(**outcome, status="changed", message="Export it again, then clear.")
@@ -259,22 +270,29 @@ def _clear_one(actor: Actor, target: Target, exported: Exported) -> ClearOutcome
     except SourceError as exc:
         status = "unknown" if exc.outcome_unknown else "failed"
         return ClearOutcome(**outcome, status=status, message=exc.message)
-    size_after = len(after.content_markdown.encode())
-    return ClearOutcome(
-        **outcome,
-        status="cleared",
-        bytes_after=size_after,
-        sha256_after=content_hash(after.content_markdown),
-    )
+    return ClearOutcome(**outcome, status="cleared", **_found(after))
+
+
+def _found(memory: Memory) -> dict[str, Any]:
+    """A memory as a clear's outcome keeps it after: counts, size, hash, version."""
+    text = memory.content_markdown
+    return {
+        "entries_after": count_entries(text),
+        "bytes_after": len(text.encode()),
+        "sha256_after": content_hash(text),
+        "version_after": Version.of(memory).token(),
+    }
 
 
 def _read_back(
     actor: Actor, targets: list[Target], outcomes: list[ClearOutcome]
 ) -> list[ClearOutcome]:
     """Each memory the clear emptied, read again: "cleared" only where the read finds it
-    still empty (an agent may write to it right after), with the size and hash read."""
+    still empty (an agent may write to it right after; else "left"), with what was read
+    and when."""
     cleared = [t for t, o in zip(targets, outcomes, strict=True) if o.status == "cleared"]
     read = {loaded.key: loaded for loaded in memory_store().load_many(actor, cleared)}
+    read_at = timezone.now().isoformat()
     checked = []
     for outcome in outcomes:
         loaded = read.get(outcome.key)
@@ -283,16 +301,15 @@ def _read_back(
         elif loaded.memory is None:
             why = loaded.error.message if loaded.error else ""
             message = f"It was cleared, but reading it back failed: {why}"
-            checked.append(replace(outcome, status="unknown", message=message))
+            checked.append(replace(outcome, status="unknown", message=message, read_at=read_at))
         else:
-            text = loaded.memory.content_markdown
-            after = {"bytes_after": len(text.encode()), "sha256_after": content_hash(text)}
+            after = {**_found(loaded.memory), "read_at": read_at}
             if loaded.memory.has_content:
                 message = (
                     "Read back after the clear, it holds something again (an agent wrote to "
-                    "it since): download the export again, then clear."
+                    "it since): erase again."
                 )
-                checked.append(replace(outcome, status="changed", message=message, **after))
+                checked.append(replace(outcome, status="left", message=message, **after))
             else:
                 checked.append(replace(outcome, **after))
     return checked
@@ -322,8 +339,53 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
     record.record_outcomes(outcomes, timezone.now().isoformat())
     if record.everything:
         record.other_sources = others_erase(handling.actor, record.others_exported)
+    return _finished(request, handling)
+
+
+def _finished(request: HttpRequest, handling: Handling) -> HttpResponse:
+    """A clear (or an erase again) done: its signed receipt, then the result page."""
+    record = handling.record
+    receipt = receipt_write(
+        handling.actor.who,
+        ErasureReceipt.Kind.DELETION_REQUEST,
+        record.receipt_rows,
+        subject_upn=handling.upn,
+        started_at=record.started_at,
+        ticket=record.ticket,
+    )
+    record.receipt_id = str(receipt.id)
     request_save(request.session, record)
     return redirect("support_request_result", subject=handling.user.subject, request_id=record.id)
+
+
+@require_POST
+@support_required
+@_handling
+def support_request_erase_again(request: HttpRequest, handling: Handling) -> HttpResponse:
+    """What a read-back found left, cleared again: each memory an agent wrote to after its
+    clear (only while it is still the version that read found), and in the other systems
+    what the export handed over and is still there. Read back again, with a new receipt."""
+    record = handling.record
+    nonce = request.POST.get("nonce", "")
+    if not nonce_spend(request.session, nonce, handling.upn, f"clear:{record.id}"):
+        messages.warning(request, "That form was used already; nothing was erased again.")
+        return redirect(
+            "support_request_result", subject=handling.user.subject, request_id=record.id
+        )
+    left = {o.key: o for o in record.outcomes if o.status == "left"}
+    chosen = [target for target in handling.targets if target.key in left]
+    outcomes = []
+    for target in chosen:
+        was = left[target.key]
+        found = Exported(was.version_after, was.bytes_after or 0, was.entries_after)
+        again = _clear_one(handling.actor, target, found)
+        # The receipt's "before" stays what the export handed over.
+        before = {f: getattr(was, f) for f in ("bytes_before", "sha256_before", "entries_before")}
+        outcomes.append(replace(again, **before))
+    record.record_outcomes(_read_back(handling.actor, chosen, outcomes), timezone.now().isoformat())
+    if record.everything and record.others_left:
+        record.other_sources = others_erase(handling.actor, record.others_exported)
+    return _finished(request, handling)
 
 
 @require_GET
@@ -345,10 +407,12 @@ def support_request_result(request: HttpRequest, user: LookedUp, request_id: str
         "cleared_at": _when(record.cleared_at),
         "exported_at": _when(record.exported_at),
         "audit_url": f"{reverse('support_audit')}?{audit_query}",
+        "receipt_id": record.receipt_id,
         "retry_keys": record.retryable,
         "changed": [o for o in record.outcomes if o.status == "changed"],
+        "erase_again": bool(record.left) or record.others_left,
         "other_stores": " ".join(others_notes()) if record.everything else "",
     }
-    if record.retryable:
+    if record.retryable or record.left or record.others_left:
         context["nonce"] = nonce_issue(request.session, looked_up, f"clear:{record.id}")
     return render(request, "memory_ui/support/results.html", context)
