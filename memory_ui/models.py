@@ -66,6 +66,8 @@ class AuditEvent(models.Model):
     class Source(models.TextChoices):
         COREAPI = "coreapi", "CoreAPI"
         LEGACY = "legacy", "Legacy memory stores"
+        # What the portal did across every system (an erasure receipt), not in one of them.
+        PORTAL = "portal", "Memory Portal"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Which memory system the event is about (issue 18): a legacy store event keeps the

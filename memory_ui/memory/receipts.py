@@ -181,6 +181,7 @@ def receipt_write(
         subject_upn=subject_upn,
         after=receipt.document,
         ticket=ticket,
+        source=AuditEvent.Source.PORTAL,
     )
     return receipt
 

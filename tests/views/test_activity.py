@@ -190,7 +190,13 @@ def test_activity_names_and_filters_each_events_system(alice: Client, fake: Fake
     # The filter is a field like the others: its label, its choices named as the rows are.
     assert '<label for="filter-system">System</label>' in html
     assert re.search(r'<select name="system" id="filter-system">', html)
-    assert options(html, "system") == ["Any system", "CoreAPI", "Legacy memory stores"]
+    # Memory Portal: what it did across every system (an erasure receipt).
+    assert options(html, "system") == [
+        "Any system",
+        "CoreAPI",
+        "Legacy memory stores",
+        "Memory Portal",
+    ]
 
     legacy = alice.get("/activity", {"system": "legacy"})
     assert [row[system] for row in table_rows(body(legacy))[1:]] == ["Legacy memory stores"]

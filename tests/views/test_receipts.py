@@ -87,6 +87,7 @@ def test_a_deletion_request_ends_with_a_signed_receipt_without_content(
         == hashlib.sha256(receipt.document.encode()).hexdigest()
     )
     assert event.subject_upn == ALICE and event.ticket == "PRIV-1234"
+    assert event.source == AuditEvent.Source.PORTAL  # across every system, not CoreAPI
     # The result page links it; the JSON is the signed bytes; the page prints it.
     assert f"{request_url}receipt" in result
     download = carol.get(f"{request_url}receipt.json")

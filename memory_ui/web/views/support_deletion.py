@@ -29,7 +29,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_ui.documents import content_hash, count_entries
+from memory_ui.documents import count_entries
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
@@ -42,14 +42,13 @@ from memory_ui.memory.everything import (
 )
 from memory_ui.memory.receipts import receipt_write
 from memory_ui.models import ErasureReceipt
-from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, Target
+from memory_ui.sources.agent_memory import Loaded, Target
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_store
 from memory_ui.web.access import support_actor, support_required
 from memory_ui.web.downloads import download_began
 from memory_ui.web.forms.support import EVERY_MEMORY, ClearRequestForm, DeletionRequestForm
 from memory_ui.web.stores.support import (
-    ClearOutcome,
     DeletionRequest,
     Exported,
     nonce_issue,
@@ -58,6 +57,7 @@ from memory_ui.web.stores.support import (
     request_save,
     request_start,
 )
+from memory_ui.web.support_clearing import clear_one, read_back
 from memory_ui.web.support_pages import LookedUp, overview, support_door, user_targets
 
 REQUEST_PAGE = "memory_ui/support/request.html"
@@ -244,77 +244,6 @@ def support_request_export(request: HttpRequest, handling: Handling) -> HttpResp
     return download_began(request, response)
 
 
-def _clear_one(actor: Actor, target: Target, exported: Exported) -> ClearOutcome:
-    """Clear one memory if it is still the version its export handed over."""
-    version = Version.parse(exported.version)
-    before = {
-        "bytes_before": exported.size,
-        "sha256_before": version.sha256 if version else "",
-        "entries_before": exported.entries,
-    }
-    outcome = {"key": target.key, "label": target.label, **before}
-    if version is None:
-        return ClearOutcome(**outcome, status="changed", message="Export it again, then clear.")
-    try:
-        after = memory_store().clear(actor, target, started_from=version)
-    except MemoryChanged as exc:
-        if exc.current.content_markdown == "":
-            # Emptied meanwhile (a retry of a clear whose answer was lost, or the user).
-            after = exc.current
-        else:
-            message = (
-                "It changed since the export, so nothing was cleared: download the export "
-                "again, then clear."
-            )
-            return ClearOutcome(**outcome, status="changed", message=message)
-    except SourceError as exc:
-        status = "unknown" if exc.outcome_unknown else "failed"
-        return ClearOutcome(**outcome, status=status, message=exc.message)
-    return ClearOutcome(**outcome, status="cleared", **_found(after))
-
-
-def _found(memory: Memory) -> dict[str, Any]:
-    """A memory as a clear's outcome keeps it after: counts, size, hash, version."""
-    text = memory.content_markdown
-    return {
-        "entries_after": count_entries(text),
-        "bytes_after": len(text.encode()),
-        "sha256_after": content_hash(text),
-        "version_after": Version.of(memory).token(),
-    }
-
-
-def _read_back(
-    actor: Actor, targets: list[Target], outcomes: list[ClearOutcome]
-) -> list[ClearOutcome]:
-    """Each memory the clear emptied, read again: "cleared" only where the read finds it
-    still empty (an agent may write to it right after; else "left"), with what was read
-    and when."""
-    cleared = [t for t, o in zip(targets, outcomes, strict=True) if o.status == "cleared"]
-    read = {loaded.key: loaded for loaded in memory_store().load_many(actor, cleared)}
-    read_at = timezone.now().isoformat()
-    checked = []
-    for outcome in outcomes:
-        loaded = read.get(outcome.key)
-        if loaded is None:
-            checked.append(outcome)
-        elif loaded.memory is None:
-            why = loaded.error.message if loaded.error else ""
-            message = f"It was cleared, but reading it back failed: {why}"
-            checked.append(replace(outcome, status="unknown", message=message, read_at=read_at))
-        else:
-            after = {**_found(loaded.memory), "read_at": read_at}
-            if loaded.memory.has_content:
-                message = (
-                    "Read back after the clear, it holds something again (an agent wrote to "
-                    "it since): erase again."
-                )
-                checked.append(replace(outcome, status="left", message=message, **after))
-            else:
-                checked.append(replace(outcome, **after))
-    return checked
-
-
 @require_POST
 @support_required
 @_handling
@@ -332,10 +261,8 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
         )
         return _request_page(request, handling, status=409, problem=problem)
     chosen = [target for target in handling.targets if target.key in keys]
-    outcomes = [
-        _clear_one(handling.actor, target, record.exported[target.key]) for target in chosen
-    ]
-    outcomes = _read_back(handling.actor, chosen, outcomes)
+    outcomes = [clear_one(handling.actor, target, record.exported[target.key]) for target in chosen]
+    outcomes = read_back(handling.actor, chosen, outcomes)
     record.record_outcomes(outcomes, timezone.now().isoformat())
     if record.everything:
         record.other_sources = others_erase(handling.actor, record.others_exported)
@@ -378,11 +305,11 @@ def support_request_erase_again(request: HttpRequest, handling: Handling) -> Htt
     for target in chosen:
         was = left[target.key]
         found = Exported(was.version_after, was.bytes_after or 0, was.entries_after)
-        again = _clear_one(handling.actor, target, found)
+        again = clear_one(handling.actor, target, found)
         # The receipt's "before" stays what the export handed over.
         before = {f: getattr(was, f) for f in ("bytes_before", "sha256_before", "entries_before")}
         outcomes.append(replace(again, **before))
-    record.record_outcomes(_read_back(handling.actor, chosen, outcomes), timezone.now().isoformat())
+    record.record_outcomes(read_back(handling.actor, chosen, outcomes), timezone.now().isoformat())
     if record.everything and record.others_left:
         record.other_sources = others_erase(handling.actor, record.others_exported)
     return _finished(request, handling)
