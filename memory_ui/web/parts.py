@@ -2,10 +2,11 @@
 version) and the dashboard's batches of agent cards still to load (once per process).
 
 A part's HTML depends on the document (cached by its hash: `memory_ui.documents.paging`), on
-how the page shows it (`PartView`: deletable here, links) and on the time: "3 days ago". It is kept with the parsed
+how the page shows it (`PartView`: its Actions link, links) and on the time: "3 days ago". It is kept with the parsed
 document and rendered again when the minute changes, so a relative time is at most a
-minute old. It holds no per-user data: Delete buttons submit the page's one form, which
-carries the CSRF token and version (memory.html). The <li> around each part, with its id,
+minute old. It holds no per-user data: an entry's Actions link opens the page's one menu
+(Edit, Move or copy, and Delete, which submits the page's one form carrying the CSRF token
+and version: memory.html). The <li> around each part, with its id,
 "New" mark and selection checkbox, is the page's own loop (`Card`), not cached.
 """
 
@@ -30,15 +31,13 @@ class PartView:
     itself and the time. It is the render cache's key, so a new template input added here
     is part of the key by construction (nothing to keep in step by hand).
 
-    `edit_url` (the one-entry editor with the memory's query, or "") adds an Edit link to
-    each entry; `linked` a link to the entry on `memory_url` (for cards shown away from
-    their memory's page: "What it sees")."""
+    `edit_url` (the one-entry editor with the memory's query, or "") adds to each entry
+    its Actions link: the entry's own page; `linked` a link to the entry on `memory_url`
+    (for cards shown away from their memory's page: "What it sees")."""
 
-    deletable: bool
     memory_url: str
     edit_url: str = ""
     linked: bool = False
-    move_url: str = ""  # "Move or copy" (moves.py) with the memory's query, or ""
 
     @property
     def editable(self) -> bool:

@@ -119,9 +119,11 @@ def memory_context(
             if selectable:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
                 move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
-            shown = PartView(deletable, target_url(target), edit_url, move_url=move_url)
+            shown = PartView(target_url(target), edit_url)
             context["cards"] = parts_html(prepared, page, shown, new)
             context["selectable"] = selectable
+            # The one menu every entry's Actions link opens (memory.html), filled by portal.js.
+            context["entry_edit_url"], context["entry_move_url"] = edit_url, move_url
             context["search_choice"] = SearchForm.choice(target)
     return context
 

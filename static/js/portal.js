@@ -1,10 +1,121 @@
 // Memory Portal's script for panels, editors and downloads, loaded by base.html beside
 // feedback.js (toasts, failures, busy regions; no inline script: CSP). Each part below is
-// independent: keyboard and focus (panels, editors, leaving the page with something typed),
-// download and import progress, selecting entries.
+// independent: an entry's actions menu, keyboard and focus (panels, editors, leaving the page
+// with something typed), download and import progress, selecting entries.
+
+// An entry's actions (memory page). Each entry carries one "Actions" link: without
+// JavaScript, the entry's own page (its editor, with Move or copy and Delete). Here it is a
+// menu button opening the page's one menu (<template id="entry-actions">, memory.html),
+// a copy filled for that entry and put after the link: Edit and Move or copy open in the
+// entry's place, Delete submits the page's one delete form. One menu is open at a time.
+// Keyboard as a menu button: Enter, Space or Down opens it on its first item, Up on its last;
+// Down, Up, Home and End move in it; Escape closes it and goes back to the link; Tab closes
+// it and goes on from the link. A click elsewhere closes it.
+(function () {
+  "use strict";
+  var MENU = "entry-actions-menu";
+
+  // Links rendered without knowing about this script (cached cards, swapped pages) become
+  // menu buttons.
+  function upgrade() {
+    document.querySelectorAll("a.entry-actions:not([aria-haspopup])").forEach(function (link) {
+      link.setAttribute("role", "button");
+      link.setAttribute("aria-haspopup", "menu");
+      link.setAttribute("aria-expanded", "false");
+      link.classList.add("secondary", "outline");
+    });
+  }
+
+  function items(menu) {
+    return Array.prototype.slice.call(menu.querySelectorAll("[role='menuitem']"));
+  }
+
+  function close(backToLink) {
+    var menu = document.getElementById(MENU);
+    if (!menu) return;
+    var link = menu.previousElementSibling;
+    menu.remove();
+    link.setAttribute("aria-expanded", "false");
+    link.removeAttribute("aria-controls");
+    if (backToLink) link.focus();
+  }
+
+  function open(link, onLast) {
+    var template = document.getElementById("entry-actions");
+    var entry = link.closest("li.entry");
+    if (!template || !entry) return;
+    close(false);
+    var index = new URL(link.href).searchParams.get("index");
+    var name = link.getAttribute("aria-label").replace(/^Actions for /, "");
+    var menu = template.content.firstElementChild.cloneNode(true);
+    menu.id = MENU;
+    menu.setAttribute("aria-label", link.getAttribute("aria-label"));
+    items(menu).forEach(function (item) {
+      item.setAttribute("aria-label", item.textContent + " " + name);
+      if (item.matches("button")) {
+        item.value = index;
+        return;
+      }
+      var url = new URL(item.getAttribute("href"), window.location.href);
+      url.searchParams.set("index", index);
+      item.setAttribute("href", url.pathname + url.search);
+      item.setAttribute("hx-get", url.pathname + url.search);
+      item.setAttribute("hx-target", "#" + entry.id);
+    });
+    link.after(menu);
+    link.setAttribute("aria-expanded", "true");
+    link.setAttribute("aria-controls", MENU);
+    if (window.htmx) window.htmx.process(menu);
+    var all = items(menu);
+    all[onLast ? all.length - 1 : 0].focus();
+  }
+
+  function plainClick(event) {
+    return event.button === 0 && !(event.metaKey || event.ctrlKey || event.shiftKey || event.altKey);
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest("a.entry-actions");
+    if (link && plainClick(event)) {
+      event.preventDefault();
+      if (link.getAttribute("aria-expanded") === "true") close(true);
+      else open(link, false);
+    } else if (!event.target.closest("#" + MENU)) {
+      close(false);
+    }
+  });
+
+  // Registered before the page's other keys (below): Escape in the menu is the menu's.
+  document.addEventListener("keydown", function (event) {
+    var link = event.target.closest && event.target.closest("a.entry-actions");
+    if (link && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      event.preventDefault();
+      open(link, event.key === "ArrowUp");
+      return;
+    }
+    var menu = event.target.closest && event.target.closest("#" + MENU);
+    if (!menu) return;
+    var all = items(menu);
+    var at = all.indexOf(event.target);
+    var to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: all.length - 1 }[event.key];
+    if (to !== undefined) {
+      event.preventDefault();
+      all[(to + all.length) % all.length].focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      close(true);
+    } else if (event.key === "Tab") {
+      close(true); // the Tab itself then moves on from the link
+    }
+  });
+
+  upgrade();
+  document.addEventListener("htmx:afterSettle", upgrade);
+})();
 
 // Keyboard and focus.
-// - A link that looks like a button (role="button") works with Space, as a button does.
+// - A link that looks like a button (role="button") or is a menu's item works with Space, as
+//   a button does.
 // - After a swap that removed the focused control (Undo, Clear, an import step), focus
 //   goes to the new content: its [autofocus] element, else its first heading, else the
 //   swapped region itself, so keyboard and screen-reader users carry on from the result.
@@ -14,19 +125,20 @@
 //   A panel holding something typed (Add a note) asks first before Escape, its Cancel or
 //   another panel (Clear) throws it away, as an entry's editor does.
 // - An entry's editor opened in place starts in its text field; Escape or its Cancel puts
-//   the entry back (asking first if something was typed) and focus on its Edit button.
+//   the entry back (asking first if something was typed) and focus on its Actions button.
 // - Following a link away from a typed note or a changed entry gets the browser's own
 //   leave-page prompt.
 (function () {
   "use strict";
   var opener = null;
 
+  var LINK_BUTTON = "a[role='button'], a[role='menuitem']";
   document.addEventListener("keydown", function (event) {
-    var link = event.target.closest && event.target.closest("a[role='button']");
+    var link = event.target.closest && event.target.closest(LINK_BUTTON);
     if (link && event.key === " ") event.preventDefault(); // not a page scroll
   });
   document.addEventListener("keyup", function (event) {
-    var link = event.target.closest && event.target.closest("a[role='button']");
+    var link = event.target.closest && event.target.closest(LINK_BUTTON);
     if (link && event.key === " ") link.click();
   });
 
@@ -134,16 +246,21 @@
   // An entry's editor opened in place (its Edit link swaps it in): the entry as it was, by
   // id, to put back on Escape or Cancel. Not after the memory changed meanwhile (the editor
   // then shows a warning): the entry kept here would be out of date.
-  // "Move or copy" opens its panel the same way; focus returns to the link that opened it.
+  // "Move or copy" opens its panel the same way. Both open from the entry's Actions menu: the
+  // entry is kept with the menu closed, and focus returns to its Actions button.
   var entriesBeforeEdit = {};
-  var openedWith = {};
   document.body.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
     var opener = source.matches && source.matches("a.entry-edit, a.entry-move") ? source : null;
     var entry = opener && opener.closest("li.entry");
     if (!entry) return;
-    entriesBeforeEdit[entry.id] = entry.cloneNode(true);
-    openedWith[entry.id] = opener.classList.contains("entry-move") ? "a.entry-move" : "a.entry-edit";
+    var kept = entry.cloneNode(true);
+    kept.querySelectorAll("#entry-actions-menu").forEach(function (menu) { menu.remove(); });
+    kept.querySelectorAll("a.entry-actions").forEach(function (link) {
+      link.setAttribute("aria-expanded", "false");
+      link.removeAttribute("aria-controls");
+    });
+    entriesBeforeEdit[entry.id] = kept;
   });
   document.body.addEventListener("htmx:afterSwap", function () {
     document.querySelectorAll("li.entry-editing").forEach(function (editor) {
@@ -165,7 +282,7 @@
     delete entriesBeforeEdit[editor.id];
     editor.replaceWith(entry);
     if (window.htmx) window.htmx.process(entry);
-    focusOn(entry.querySelector(openedWith[editor.id] || "a.entry-edit") || entry);
+    focusOn(entry.querySelector("a.entry-actions") || entry);
     return true;
   }
 

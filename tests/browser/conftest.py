@@ -186,6 +186,20 @@ def expect_changed(page: Page, path: str, toast: str) -> Locator:
     return page.locator("#memory-content")
 
 
+def entry_action(page: Page, action: str, entry: str | re.Pattern[str]) -> Locator:
+    """The item `action` ("Edit", "Move or copy", "Delete") of the menu that `entry`'s
+    Actions button opens, the menu opened by keyboard (focus then on its first item).
+    `entry` as the names say it: "entry 2: Upcoming trip", or a pattern of that."""
+    if isinstance(entry, str):
+        actions, item = f"Actions for {entry}", f"{action} {entry}"
+    else:
+        actions = re.compile(f"^Actions for {entry.pattern}")
+        item = re.compile(f"^{re.escape(action)} {entry.pattern}")
+    page.get_by_role("button", name=actions).press("Enter")
+    expect(page.get_by_role("menu", name=actions)).to_be_visible()
+    return page.get_by_role("menuitem", name=item)
+
+
 # --- accessibility ---------------------------------------------------------------------
 
 # What the checks hold the portal to: WCAG 2.0, 2.1 and 2.2 A and AA, and axe's best

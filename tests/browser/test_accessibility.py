@@ -18,6 +18,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import (
     NARROWEST,
     check_accessibility,
+    entry_action,
     expect_statuses,
     sideways_overflow,
     sign_in_as,
@@ -73,7 +74,9 @@ def test_alice_changes_her_memory(page: Page):
     expect(page.locator("#change-panel")).to_be_empty()
     expect(page.get_by_role("button", name="Add a note")).to_be_focused()
 
-    page.get_by_role("button", name="Delete entry 2: Upcoming trip").click()
+    delete = entry_action(page, "Delete", "entry 2: Upcoming trip")
+    check_accessibility(page, "an entry's Actions menu")
+    delete.click()
     notice = page.locator(".change-notice")
     expect(notice).to_be_focused()
     expect(notice).to_contain_text("Deleted “Upcoming trip”.")

@@ -11,6 +11,7 @@ from playwright.sync_api import Locator, Page, expect
 from memory_ui.models import MemoryVisit
 from tests.browser.conftest import (
     check_accessibility,
+    entry_action,
     expect_changed,
     expect_clean_console,
     expect_statuses,
@@ -46,7 +47,7 @@ def test_delete_one_entry_and_undo(page: Page):
     entries = page.locator("#memory-content .entry")
     expect(entries).to_have_count(2)
 
-    page.get_by_role("button", name="Delete entry 2: Upcoming trip").click()
+    entry_action(page, "Delete", "entry 2: Upcoming trip").click()
 
     expect(entries).to_have_count(1)
     expect(page.locator("#memory-content")).not_to_contain_text("Trip to London")
@@ -135,21 +136,27 @@ def test_clear_with_confirmation(page: Page):
 
 def test_edit_one_entry_in_place_by_keyboard(page: Page):
     sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
-    edit = page.get_by_role("button", name="Edit entry 2: Upcoming trip")
+    actions = page.get_by_role("button", name="Actions for entry 2: Upcoming trip")
+    edit = page.get_by_role("menuitem", name="Edit entry 2: Upcoming trip")
     text = page.get_by_role("textbox", name="Text")
 
-    # The editor opens in place with focus in its text field; Escape puts the entry back
-    # and focus on its Edit button.
+    # The editor opens in place (from the entry's Actions menu) with focus in its text
+    # field; Escape puts the entry back and focus on its Actions button, the menu closed.
+    actions.click()
     edit.click()
     expect(text).to_be_focused()
     check_accessibility(page, "an entry's editor in place")
     page.keyboard.press("Escape")
     expect(text).to_have_count(0)
-    expect(edit).to_be_focused()
+    expect(actions).to_be_focused()
+    expect(actions).to_have_attribute("aria-expanded", "false")
+    expect(page.get_by_role("menu")).to_have_count(0)
     expect(page.locator("#entry-1")).to_contain_text("Trip to London")
 
     # The entry put back opens its editor again. Something typed is not dropped unasked:
     # declining keeps the editor, agreeing (here through Cancel) closes it, nothing saved.
+    actions.press("Enter")
+    expect(edit).to_be_focused()
     edit.press("Enter")
     expect(text).to_be_focused()
     text.press("End")
@@ -159,7 +166,7 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     expect(text).to_have_value(re.compile(r"Moved to March\.$"))
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Cancel").click()
-    expect(edit).to_be_focused()
+    expect(actions).to_be_focused()
     expect(page).to_have_url(re.compile(r"/memory/agents/travel-planner$"))
     expect(page.locator("#memory-content")).not_to_contain_text("Moved to March")
     page.reload()
@@ -168,6 +175,7 @@ def test_edit_one_entry_in_place_by_keyboard(page: Page):
     # Typing refreshes the preview (the text field's own request, which must not look for
     # the editor's buttons inside the field: htmx would log a console error); Save puts the
     # entry back in place, changed.
+    actions.click()
     edit.click()
     text.press("End")
     page.keyboard.type(" Moved to March.")
@@ -199,7 +207,7 @@ def test_a_resized_editor_previews_without_a_csp_error(page: Page):
     # the editor's next version in the swap (its settle), which the CSP refused: "Applying
     # inline style violates … style-src 'self'" after Enter on Preview.
     sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
-    page.get_by_role("button", name="Edit entry 2: Upcoming trip").click()
+    entry_action(page, "Edit", "entry 2: Upcoming trip").click()
     text = page.get_by_role("textbox", name="Text")
     expect(text).to_be_focused()
     box = text.bounding_box()
@@ -316,7 +324,7 @@ def test_leaving_the_page_asks_before_dropping_a_typed_note(page: Page, agent): 
     page.get_by_role("button", name="Markdown", exact=True).click()
     expect(page.locator("#memory-content .raw-markdown")).to_be_visible()
     page.get_by_role("button", name="Formatted").click()
-    page.get_by_role("button", name=re.compile(r"^Delete entry \d+: Upcoming trip")).click()
+    entry_action(page, "Delete", re.compile(r"entry \d+: Upcoming trip")).click()
     expect(entries).to_have_count(2)
     page.get_by_role("button", name="Undo").click()
     expect(entries).to_have_count(3)
@@ -385,7 +393,7 @@ def test_following_a_link_away_asks_the_browser_before_dropping_what_is_typed(pa
 
     # An entry's editor with a changed text: the same.
     page.goto(here)
-    page.get_by_role("button", name=re.compile(r"^Edit entry 1\b")).click()
+    entry_action(page, "Edit", re.compile(r"entry 1\b")).click()
     text = page.get_by_role("textbox", name="Text")
     expect(text).to_be_focused()
     page.keyboard.type(" Changed.")
@@ -411,7 +419,7 @@ def test_sending_the_note_or_the_entry_asks_nothing_but_a_draft_given_back_is_ke
 
     # An entry's editor the portal gives back (an agent changed the entry meanwhile: refused,
     # the draft kept as the editor's text): leaving it asks.
-    page.get_by_role("button", name="Edit entry 2: Upcoming trip").click()
+    entry_action(page, "Edit", "entry 2: Upcoming trip").click()
     text = page.get_by_role("textbox", name="Text")
     expect(text).to_be_focused()
     text.press("End")

@@ -1,19 +1,29 @@
 """Move or copy an entry in Chromium, by keyboard only: the panel opened in the entry's
-place from its "Move or copy" link, Escape putting the entry back, the preview, one
-confirmation and one Undo; axe on the chooser, the move preview and the result."""
+place from "Move or copy" in its Actions menu, Escape putting the entry back, the preview,
+one confirmation and one Undo; axe on the chooser, the move preview and the result."""
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import NARROWEST, check_accessibility, sideways_overflow, sign_in_as
+from tests.browser.conftest import (
+    NARROWEST,
+    check_accessibility,
+    entry_action,
+    sideways_overflow,
+    sign_in_as,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.changes_memory]
 
+ACTIONS = "Actions for entry 2: Upcoming trip"
 MOVE_LINK = "Move or copy entry 2: Upcoming trip"
 
 
 def open_panel(page: Page) -> None:
-    page.get_by_role("button", name=MOVE_LINK).focus()
+    page.get_by_role("button", name=ACTIONS).focus()
+    page.keyboard.press("Enter")  # the menu, on its first item (Edit)
+    page.keyboard.press("ArrowDown")
+    expect(page.get_by_role("menuitem", name=MOVE_LINK)).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Move or copy entry 2")).to_be_visible()
     # Focus moves into the panel, to its first choice.
@@ -25,8 +35,8 @@ def test_alice_moves_an_entry_to_the_shared_memory_and_undoes_it(page: Page):
     open_panel(page)
     check_accessibility(page, "move or copy: the chooser")
 
-    page.keyboard.press("Escape")  # the entry comes back, focus on the link that opened it
-    expect(page.get_by_role("button", name=MOVE_LINK)).to_be_focused()
+    page.keyboard.press("Escape")  # the entry comes back, focus on the Actions that opened it
+    expect(page.get_by_role("button", name=ACTIONS)).to_be_focused()
     expect(page.locator("#memory-content .entry")).to_have_count(2)
 
     open_panel(page)
@@ -88,16 +98,19 @@ def test_alice_copies_an_entry_to_another_agent(page: Page):
 
 def test_entry_controls_keep_their_labels_on_one_line_on_a_phone(page: Page):
     # "Move or copy" squeezed beside Edit and Delete once broke into three lines at 390 px;
-    # the row wraps instead, each control one line high.
+    # the Actions button and each item of its menu stay one line high.
     sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
+    entry_action(page, "Edit", "entry 2: Upcoming trip")
     for width in (390, NARROWEST):
         page.set_viewport_size({"width": width, "height": 800})
         heights = page.evaluate(
-            """() => [...document.querySelectorAll('#entry-1 .entry-controls > *')].map(e => {
+            """() => [...document.querySelectorAll(
+                '#entry-1 .entry-actions, #entry-1 .entry-actions-menu > *')].map(e => {
               const line = parseFloat(getComputedStyle(e).lineHeight);
               return [e.textContent.trim(), e.getBoundingClientRect().height, line];
             })"""
         )
-        assert [label for label, _, _ in heights] == ["Edit", "Move or copy", "Delete"]
+        labels = [label for label, _, _ in heights]
+        assert labels == ["Actions", "Edit", "Move or copy", "Delete"]
         assert [label for label, height, line in heights if height >= 2 * line] == [], width
         assert sideways_overflow(page) <= 0, width

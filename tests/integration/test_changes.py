@@ -93,6 +93,15 @@ def _form(html: str, action: str, **fields: str) -> Form:
     raise AssertionError(f"No form posting to {action} with {fields}")
 
 
+def _entry_delete(page: str, index: str) -> Form:
+    """The memory page's one delete form as the Delete in an entry's Actions menu sends it:
+    with the index portal.js gives it for the entry whose Actions opened the menu (as a
+    browser without JavaScript does it: test_delete_entry_without_js_removes_exactly_that_entry)."""
+    assert f'index={index}" class="entry-actions"' in page, "no Actions for that entry"
+    form = _form(page, "/memory/entries/delete")
+    return Form(form.action, form.method, {**form.fields, "index": index}, form.buttons)
+
+
 def _textarea(html: str, name: str) -> str:
     match = re.search(rf'<textarea[^>]*name="{name}"[^>]*>\n(.*?)</textarea>', html, re.S)
     assert match, f"no textarea {name}"
@@ -114,8 +123,12 @@ def _events(action: str, outcome: str = "ok") -> int:
 
 def test_delete_entry_without_js_removes_exactly_that_entry(alice: Client, agent: Agent):
     before = agent.text()
+    # The entry's Actions link is its own page, with a Delete form for it.
     page = alice.get("/memory/user").content.decode()
-    form = _form(page, "/memory/entries/delete", index="1")
+    actions = re.search(r'href="([^"]*index=1)" class="entry-actions"', page)
+    assert actions, "no Actions for that entry"
+    entry_page = alice.get(_unescape(actions[1])).content.decode()
+    form = _form(entry_page, "/memory/entries/delete", index="1")
     assert form.fields["scope"] == "user" and "agent" not in form.fields
 
     response = alice.post(form.action, form.fields)
@@ -141,7 +154,7 @@ def test_delete_entry_with_htmx_swaps_the_list_and_undo_restores_byte_for_byte(
 ):
     before = agent.text("benefits-assistant")
     page = alice.get("/memory/agents/benefits-assistant").content.decode()
-    form = _form(page, "/memory/entries/delete", index="0")
+    form = _entry_delete(page, "0")
     assert form.fields["agent"] == "benefits-assistant"
 
     response = alice.post(form.action, form.fields, **HTMX)
@@ -168,9 +181,7 @@ def test_delete_entry_with_htmx_swaps_the_list_and_undo_restores_byte_for_byte(
 def test_undo_without_js_redirects_back(alice: Client, agent: Agent):
     before = agent.text("travel-planner")
     page = alice.get("/memory/agents/travel-planner").content.decode()
-    deleted = alice.post(
-        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="1").fields
-    )
+    deleted = alice.post("/memory/entries/delete", _entry_delete(page, "1").fields)
     shown = alice.get(deleted["Location"]).content.decode()
 
     response = alice.post("/memory/undo", _form(shown, "/memory/undo").fields)
@@ -182,9 +193,7 @@ def test_undo_without_js_redirects_back(alice: Client, agent: Agent):
 
 def test_undo_after_a_concurrent_change_loses_nothing(alice: Client, agent: Agent):
     page = alice.get("/memory/user").content.decode()
-    deleted = alice.post(
-        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="1").fields, **HTMX
-    )
+    deleted = alice.post("/memory/entries/delete", _entry_delete(page, "1").fields, **HTMX)
     undo = _form(deleted.content.decode(), "/memory/undo")
     # A real overlap (an entry rewritten; an append alone is merged: test_merging.py).
     agent.replace(agent.text().replace("Prefers concise answers", "Prefers short answers"))
@@ -220,7 +229,7 @@ def test_delete_from_a_stale_page_is_a_conflict(alice: Client, agent: Agent):
     for headers in ({}, HTMX):
         response = alice.post(
             "/memory/entries/delete",
-            _form(page, "/memory/entries/delete", index="0").fields,
+            _entry_delete(page, "0").fields,
             **headers,
         )
         assert response.status_code == 409
@@ -236,7 +245,7 @@ def test_delete_from_a_stale_page_is_a_conflict(alice: Client, agent: Agent):
 def test_bad_version_or_index_is_refused(alice: Client, agent: Agent, field: str, value: str):
     before = agent.text()
     page = alice.get("/memory/user").content.decode()
-    form = _form(page, "/memory/entries/delete", index="0")
+    form = _entry_delete(page, "0")
 
     response = alice.post(form.action, {**form.fields, field: value})
 
@@ -551,9 +560,7 @@ def test_clear_offers_a_download_first(alice: Client):
 
 def test_clearing_drops_the_copies_kept_for_undo(alice: Client, agent: Agent):
     page = alice.get("/memory/user").content.decode()
-    deleted = alice.post(
-        "/memory/entries/delete", _form(page, "/memory/entries/delete", index="0").fields, **HTMX
-    )
+    deleted = alice.post("/memory/entries/delete", _entry_delete(page, "0").fields, **HTMX)
     undo = _form(deleted.content.decode(), "/memory/undo")
     alice.post("/memory/clear", {"scope": "user", "confirm": "true"})
 
@@ -696,7 +703,9 @@ def test_memory_page_offers_changes_but_not_on_the_combined_view(alice: Client):
         assert f'action="{action}" hx-get="{action}"' in page
     assert '<input type="hidden" name="agent" value="travel-planner">' in page
     assert page.count('action="/memory/entries/delete"') == 1
-    assert len(_form(page, "/memory/entries/delete").buttons) == 2  # one Delete per entry
+    # One Actions per entry; their menu's one Delete submits the form.
+    assert page.count('class="entry-actions"') == 2
+    assert len(_form(page, "/memory/entries/delete").buttons) == 1
     combined = alice.get("/memory/agents/travel-planner/combined").content.decode()
     assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined
     dashboard = alice.get("/").content.decode()

@@ -22,6 +22,7 @@ from memory_ui.sources.coreapi import client as coreapi_client
 from tests.integration.test_changes import (  # noqa: F401 (fixtures)
     HTMX,
     Agent,
+    _entry_delete,
     _entry_editor,
     _form,
     agent,
@@ -37,7 +38,7 @@ NOTICE = "\u201cFlight to Madrid\u201d was added while you were changing this me
 
 def _delete_fields(alice: Client, index: str = "1") -> dict[str, str]:
     page = alice.get("/memory/user").content.decode()
-    return _form(page, "/memory/entries/delete", index=index).fields
+    return _entry_delete(page, index).fields
 
 
 def test_delete_while_an_agent_appends_keeps_both(alice: Client, agent: Agent):  # noqa: F811

@@ -19,32 +19,30 @@ def first_card(prepared: Prepared, view: PartView, new: frozenset[int] = frozens
 
 def test_a_card_is_rendered_once_for_the_same_inputs():
     prepared = Prepared(structured(4_000))
-    first = first_card(prepared, PartView(deletable=False, memory_url=HOME))
-    again = first_card(prepared, PartView(deletable=False, memory_url=HOME))
+    first = first_card(prepared, PartView(memory_url=HOME))
+    again = first_card(prepared, PartView(memory_url=HOME))
     assert again.html is first.html
     assert "Reason" in first.html and first.dom_id == f"entry-{first.entry.index}"
 
 
 def test_each_input_of_the_card_is_part_of_its_key():
     prepared = Prepared(structured(4_000))
-    plain = first_card(prepared, PartView(deletable=False, memory_url=HOME))
+    plain = first_card(prepared, PartView(memory_url=HOME))
     index = plain.entry.index
-    deletable = first_card(prepared, PartView(deletable=True, memory_url=HOME))
-    editable = first_card(prepared, PartView(False, HOME, edit_url="/memory/entries/edit?x=1"))
-    linked = first_card(prepared, PartView(deletable=False, memory_url=HOME, linked=True))
-    new = first_card(prepared, PartView(deletable=False, memory_url=HOME), frozenset({index}))
-    assert "entry-delete" in deletable.html and "entry-delete" not in plain.html
-    assert "entry-edit" in editable.html and "entry-edit" not in plain.html
+    editable = first_card(prepared, PartView(HOME, edit_url="/memory/entries/edit?x=1"))
+    linked = first_card(prepared, PartView(memory_url=HOME, linked=True))
+    new = first_card(prepared, PartView(memory_url=HOME), frozenset({index}))
+    assert "entry-actions" in editable.html and "entry-actions" not in plain.html
     assert "Where it lives" in linked.html and "Where it lives" not in plain.html
     assert "New</strong>" in new.html and "New</strong>" not in plain.html
     # Another entry marked new leaves this card as it was.
-    other = first_card(prepared, PartView(deletable=False, memory_url=HOME), frozenset({index + 1}))
+    other = first_card(prepared, PartView(memory_url=HOME), frozenset({index + 1}))
     assert other.html is plain.html
 
 
 def test_a_card_is_rendered_again_when_its_minute_changes(monkeypatch):
     prepared = Prepared(structured(4_000))
-    shown = PartView(deletable=False, memory_url=HOME)
+    shown = PartView(memory_url=HOME)
     first = first_card(prepared, shown)
     later = time.time() + 60
     monkeypatch.setattr(time, "time", lambda: later)

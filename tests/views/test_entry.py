@@ -1,8 +1,10 @@
-"""Editing one entry in place: the Edit link, the form (page and htmx fragment), preview,
-save replacing only that entry's lines, the version check (409, draft kept), refusals."""
+"""Editing one entry in place: the Actions link (the entry's page, offering Move or copy and
+Delete too, without JavaScript), the form (page and htmx fragment), preview, save replacing
+only that entry's lines, the version check (409, draft kept), refusals."""
 
 from __future__ import annotations
 
+import html as htmllib
 import re
 
 import pytest
@@ -10,7 +12,7 @@ from django.test import Client
 
 from memory_ui.models import AuditEvent
 from tests.fake_coreapi import FakeCoreAPI
-from tests.pages import page_html
+from tests.pages import forms, page_html
 from tests.views.helpers import (
     HEADERS,
     HTMX,
@@ -38,11 +40,17 @@ def editor(client: Client, target: dict[str, str], index: int, **headers) -> dic
     }
 
 
-def test_each_entry_has_an_edit_link_and_the_whole_editor_is_advanced(alice: Client):
+def test_each_entry_has_an_actions_link_and_the_whole_editor_is_advanced(alice: Client):
     html = body(alice.get("/memory/agents/travel-planner"))
+    # Each entry's one control: its own page (the editor) without JavaScript; with it, the
+    # page's one menu, whose Edit swaps the editor into the entry (portal.js adds the index
+    # and the entry's id as the target: tests/browser/test_changes.py).
     link = "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
-    assert f'href="{link}"' in html and f'hx-get="{link}"' in html
-    assert 'hx-target="#entry-1"' in html
+    label = "Actions for entry 2: Upcoming trip"
+    assert f'<a href="{link}" class="entry-actions" aria-label="{label}">Actions</a>' in html
+    menu = html[html.index('<template id="entry-actions">') : html.index("</template>")]
+    edit = "/memory/entries/edit?scope=agent&amp;agent=travel-planner"
+    assert f'href="{edit}" hx-get="{edit}" hx-swap="outerHTML"' in menu
     assert "Advanced: edit as markdown" in html
     assert "/memory/entries/edit" not in body(alice.get("/memory/agents/travel-planner/combined"))
     # A document without dated entries has no entries to edit one by one.
@@ -64,6 +72,57 @@ def test_add_a_note_leads_the_toolbar_and_the_advanced_editor_comes_last(alice: 
     assert 'class="secondary outline advanced-edit"' in toolbar
 
 
+def test_without_javascript_actions_is_the_entrys_page_offering_edit_move_and_delete(
+    alice: Client, fake: FakeCoreAPI
+):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    link = re.search(
+        r'<a href="([^"]+)" class="entry-actions" aria-label="[^"]*: Upcoming trip"', html
+    )
+    assert (
+        link and link[1] == "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
+    )
+    page = alice.get(htmllib.unescape(link[1]))
+    entry_page = body(page)
+    assert page.status_code == 200 and is_page(page)
+    # Edit: the editor of that entry.
+    assert textarea(entry_page, "content") == "- Trip to London, 14-18 December 2026."
+    edit = next(f for f in forms(entry_page) if f.action == "/memory/entries/edit")
+    assert edit.fields["index"] == "1"
+    # Move or copy: its chooser, for that entry.
+    move = "/memory/entries/move?scope=agent&amp;agent=travel-planner&amp;index=1"
+    assert f'<a href="{move}" role="button" class="secondary outline">Move or copy</a>' in (
+        entry_page
+    )
+    chooser = alice.get(htmllib.unescape(move))
+    assert chooser.status_code == 200 and "Move or copy entry 2" in page_text(chooser)
+    # Delete: a plain form for that entry; sent, the memory page says what went, with Undo.
+    delete = next(f for f in forms(entry_page) if f.action == "/memory/entries/delete")
+    assert delete.fields["index"] == "1" and 'aria-label="Delete entry 2"' in entry_page
+    deleted = alice.post(delete.action, delete.fields)
+    assert deleted.status_code == 302 and deleted["Location"].startswith(
+        "/memory/agents/travel-planner"
+    )
+    assert "Trip to London" not in fake.text("travel-planner")
+    assert "Deleted “Upcoming trip”." in page_text(alice.get(deleted["Location"]))
+
+
+def test_an_entry_carries_its_actions_link_and_checkbox_not_the_actions_themselves(
+    alice: Client,
+):
+    html = body(alice.get("/memory/agents/travel-planner"))
+    entries = re.findall(r'<li class="entry[^"]*" id="entry-\d+".*?</article>\s*</li>', html, re.S)
+    assert len(entries) == 2
+    for entry in entries:
+        assert entry.count("<a ") == 1 and 'class="entry-actions"' in entry
+        assert entry.count("<input ") == 1 and 'type="checkbox" name="pick"' in entry
+        for control in ("<form", "<button", "hx-get", "/memory/entries/move", "entry-delete"):
+            assert control not in entry, control
+    # Edit, Move or copy and Delete are in the page once, in the menu every Actions opens.
+    assert html.count('<template id="entry-actions">') == 1
+    assert html.count(">Move or copy</a>") == html.count(">Delete</button>") == 1
+
+
 def test_the_editor_as_a_page_and_as_the_entry_in_place(alice: Client):
     page = alice.get("/memory/entries/edit", {**TRAVEL, "index": 1})
     assert page.status_code == 200 and is_page(page)
@@ -71,6 +130,9 @@ def test_the_editor_as_a_page_and_as_the_entry_in_place(alice: Client):
     assert field_value(body(page), "reason") == "Upcoming trip"
     fragment = alice.get("/memory/entries/edit", {**TRAVEL, "index": 1}, headers=HTMX)
     assert starts_with(fragment, '<li class="entry entry-editing" id="entry-1">')
+    # In place, the entry's Actions menu offers the other actions; the editor does not.
+    assert "/memory/entries/move" not in body(fragment)
+    assert "/memory/entries/delete" not in body(fragment)
     assert 'name="csrfmiddlewaretoken"' in body(fragment)
     assert 'hx-post="/memory/edit/preview"' in body(fragment)  # the live preview
 

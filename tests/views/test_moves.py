@@ -28,9 +28,14 @@ def confirm(client: Client, to: str = "user", mode: str = "move", entry=TRIP):
 
 
 def test_every_entry_offers_move_or_copy(alice: Client, fake: FakeCoreAPI):
-    page = alice.get("/memory/agents/travel-planner")
-    assert 'aria-label="Move or copy entry 2: Upcoming trip"' in body(page)
-    assert f'href="{MOVE}?scope=agent&amp;agent=travel-planner&amp;index=1"' in body(page)
+    # From its Actions: the page's one menu (filled for the entry by portal.js: the browser
+    # test) and, without JavaScript, the entry's own page.
+    page = body(alice.get("/memory/agents/travel-planner"))
+    assert 'aria-label="Actions for entry 2: Upcoming trip"' in page
+    menu = page[page.index('<template id="entry-actions">') : page.index("</template>")]
+    assert f'href="{MOVE}?scope=agent&amp;agent=travel-planner"' in menu
+    entry_page = body(alice.get("/memory/entries/edit", TRIP))
+    assert f'href="{MOVE}?scope=agent&amp;agent=travel-planner&amp;index=1"' in entry_page
 
 
 def test_the_chooser_offers_every_other_memory_of_the_user_and_move_or_copy(

@@ -340,9 +340,11 @@ def test_memory_pages_offer_changes_and_downloads(alice: Client):
     for action in ("/memory/append", "/memory/clear"):
         assert f'action="{action}" hx-get="{action}"' in html
     assert '<input type="hidden" name="agent" value="travel-planner">' in html
-    # One form for the page; a Delete button per entry submits it with the entry's index.
+    # One form for the page; the Delete in the page's one menu submits it with the index of
+    # the entry whose Actions opened it (one Actions per entry).
     assert html.count('action="/memory/entries/delete"') == 1
-    assert html.count('form="entry-delete" name="index"') == 2
+    assert html.count('form="entry-delete" name="index"') == 1
+    assert html.count('class="entry-actions"') == 2
     assert 'href="/memory/agents/travel-planner/export"' in html
     combined = body(alice.get("/memory/agents/travel-planner/combined"))
     assert "/memory/edit" not in combined and "/memory/entries/delete" not in combined

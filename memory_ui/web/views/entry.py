@@ -1,15 +1,18 @@
 """Editing one entry in place: its text and reason, with a live preview and the version
 check. Only that entry's lines change (`documents.replace_entry`); the rest of the
 document is written back as it was. Not offered on combined pages (read-only) or for a
-memory too large to write back in one request."""
+memory too large to write back in one request. As a page of its own it is the entry's page
+(where its Actions link goes without JavaScript), so it offers Move or copy and Delete too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
+from urllib.parse import urlencode
 
 from django.http import HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 
 from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
 from memory_ui.documents.versions import Version
@@ -21,7 +24,7 @@ from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest, into_memory_content, render_page
-from memory_ui.web.links import entry_url
+from memory_ui.web.links import entry_url, target_query
 from memory_ui.web.screens import memory_page, not_done, saved_notices
 
 
@@ -60,12 +63,14 @@ class EntryPage:
         # The template reads the fields by name; the preview starts as the draft.
         fields = {field.name: getattr(self, field.name) for field in dataclass_fields(self)}
         back = entry_url(self.target, self.index)
+        move = {**target_query(self.target), "index": self.index}
         return {
             **fields,
             "form": self.editor(),
             "number": self.index + 1,
             "preview": self.draft,
             "back_url": back,
+            "move_url": f"{reverse('memory_entry_move')}?{urlencode(move)}",
         }
 
 

@@ -140,7 +140,7 @@ def _group(loaded: Loaded, heading: str) -> dict[str, object]:
         group["page"] = page
         group["document"] = prepared.document
         if page is not None:
-            shown = PartView(deletable=False, memory_url=home, linked=True)
+            shown = PartView(memory_url=home, linked=True)
             group["cards"] = parts_html(prepared, page, shown)
     return group
 
