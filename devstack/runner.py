@@ -1,5 +1,5 @@
-"""Start the IdP, the CoreAPI and legacy store emulators and (optionally) the portal, with
-prefixed logs."""
+"""Start the IdP, the CoreAPI, legacy store and memory-api emulators and (optionally) the
+portal, with prefixed logs."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from devstack.config import (
     IDP_PORT,
     LEGACY_HOST,
     LEGACY_PORT,
+    MEMORY_API_HOST,
+    MEMORY_API_PORT,
     PORTAL_PORT,
     REPO_ROOT,
     fixtures,
@@ -70,6 +72,12 @@ def services(with_portal: bool) -> list[Service]:
             LEGACY_PORT,
             [python, "-m", "devstack.legacy", "--port", str(LEGACY_PORT)],
         ),
+        Service(
+            "memory-api",
+            MEMORY_API_HOST,
+            MEMORY_API_PORT,
+            [python, "-m", "devstack.memory_api", "--port", str(MEMORY_API_PORT)],
+        ),
     ]
     if with_portal:
         found.append(
@@ -99,6 +107,9 @@ def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
             requests.get(f"http://{COREAPI_HOST}:{COREAPI_PORT}/openapi.json", timeout=1)
             # Any answer (a 401 without a token) means the legacy emulator listens.
             requests.get(f"http://{LEGACY_HOST}:{LEGACY_PORT}/api/2.1/unity-catalog", timeout=1)
+            requests.get(
+                f"http://{MEMORY_API_HOST}:{MEMORY_API_PORT}/api/v1/openapi.yaml", timeout=1
+            ).raise_for_status()
             return True
         except requests.RequestException:
             time.sleep(0.2)
@@ -170,6 +181,8 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
                         f"(token: python manage.py devstack_token alice@contoso.com)\n"
                         f"Legacy memory stores: http://{LEGACY_HOST}:{LEGACY_PORT}/ "
                         f"(token: python manage.py devstack_token --legacy)\n"
+                        f"Workspace memory-api: http://{MEMORY_API_HOST}:{MEMORY_API_PORT}/api/v1 "
+                        f"(token: python manage.py devstack_token --memory-api)\n"
                     )
                     + f"State lives in {home}; delete it to reset the demo. "
                     "Ctrl-C stops everything.\n\n"

@@ -33,6 +33,7 @@ def test_devstack_stops_within_two_seconds_of_sigterm_from_the_background(tmp_pa
         "DEVSTACK_IDP_PORT": free_port(),
         "DEVSTACK_COREAPI_PORT": free_port(),
         "DEVSTACK_LEGACY_PORT": free_port(),
+        "DEVSTACK_MEMORY_API_PORT": free_port(),
     }
     env = {
         **os.environ,
