@@ -88,7 +88,8 @@ def _list(body: dict[str, Any], name: str) -> list[Any]:
 def ingest_batch(app: MemoryApiEmulator, call: Call) -> Response:
     """documents[], items[], edges[] and a present manifest, applied in that order."""
     body = call.body
-    documents, items, edges = _list(body, "documents"), _list(body, "items"), _list(body, "edges")
+    documents = [_document(d) for d in _list(body, "documents")]
+    items, edges = _list(body, "items"), _list(body, "edges")
     if len(documents) > MAX_DOCUMENTS or len(items) > MAX_ITEMS:
         raise Refused(  # M20
             400, f"a request carries at most {MAX_DOCUMENTS} documents or {MAX_ITEMS} items"
@@ -114,7 +115,7 @@ def ingest_batch(app: MemoryApiEmulator, call: Call) -> Response:
         raise Refused(400, "present is {source, abouts: [about]}")
     key = call.rows_key()
     for document in documents:
-        app.store.ingest_document(key, _document(document))
+        app.store.ingest_document(key, document)
     app.store.upsert_items(key, checked_items)
     linked = sum(
         app.store.relate_abouts(key, edge["from"], edge["to"], edge["relation"]) for edge in edges
