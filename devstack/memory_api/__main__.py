@@ -1,7 +1,8 @@
 """`python -m devstack.memory_api`: the memory-api emulator in the foreground.
 
 It also keeps the portal's projected ServiceAccount token in {home}/memory-api-portal-token,
-rewritten before it expires, as the kubelet keeps a projected token fresh.
+rewritten before it expires, as the kubelet keeps a projected token fresh, and the
+devstack's pseudonym key in {home}/memory-api-pseudonym-key (the portal's secret).
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from pathlib import Path
 
 from devstack.config import MEMORY_API_HOST, MEMORY_API_PORT, state_dir
 from devstack.memory_api.app import BASE, EDITIONS, build
-from devstack.memory_api.identity import TOKEN_LIFETIME, load_settings, write_projected_token
+from devstack.memory_api.identity import (
+    TOKEN_LIFETIME,
+    load_settings,
+    write_projected_token,
+    write_pseudonym_key,
+)
 from devstack.pki import ensure_pki
 from devstack.serve import run_in_foreground
 
@@ -28,8 +34,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def keep_token_fresh(home: Path, stop: threading.Event) -> None:
-    """Rewrite the token at 80% of its lifetime, when the kubelet would."""
+    """Write the pseudonym key once, and the token at 80% of its lifetime, when the kubelet
+    would."""
     pki, settings = ensure_pki(home), load_settings()
+    write_pseudonym_key(home, settings)
     while True:
         write_projected_token(home, pki, settings)
         if stop.wait(TOKEN_LIFETIME * 0.8):

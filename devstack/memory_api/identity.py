@@ -28,6 +28,7 @@ from devstack.pki import Pki, load_signing_key
 
 FIXTURES_PATH = Path(__file__).resolve().parent / "fixtures.toml"
 TOKEN_FILENAME = "memory-api-portal-token"  # the portal's projected token, in {home}
+KEY_FILENAME = "memory-api-pseudonym-key"  # the pseudonym key, as the portal's secret
 TOKEN_LIFETIME = 3600  # a projected token's default expirationSeconds
 PROOF_LIFETIME = 3600
 LEEWAY_SECONDS = 30
@@ -141,6 +142,15 @@ def write_projected_token(home: Path, pki: Pki, settings: Settings) -> Path:
     with os.fdopen(fd, "w") as fh:
         fh.write(service_account_token(pki, settings, settings.accounts["portal"]))
     tmp.replace(path)
+    return path
+
+
+def write_pseudonym_key(home: Path, settings: Settings) -> Path:
+    """The devstack's pseudonym key where the portal reads its secret (M2)."""
+    path = home / KEY_FILENAME
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(settings.pseudonym_key)
     return path
 
 
