@@ -248,6 +248,9 @@ def build(
     settings = load_settings()
     store = MemoryStore(home, settings)
     store.seed_once()
+    # Seed 001: the dimension-change consent is deleted on any startup that needs no
+    # reshape; the emulator's configured dimension never changes, so none ever does (M21).
+    store.drop_meta("pending_target_dimension")
     verifier = Verifier(ensure_pki(home), settings)
     return MemoryApiEmulator(store, verifier, settings, edition, internal_auth, workspace_resolved)
 

@@ -495,6 +495,10 @@ class MemoryStore:
         row = self.db.row("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
 
+    def drop_meta(self, key: str) -> None:
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def set_meta(self, key: str, value: str) -> None:
         with self.db.write() as conn:
             conn.execute(

@@ -17,6 +17,7 @@ from django.core.management import call_command
 from devstack.memory_api import emulator
 from devstack.memory_api.identity import TOKEN_FILENAME
 from devstack.memory_api.routes import ROUTES
+from devstack.pki import ensure_pki
 from devstack.serve import RunningServer
 from tests.devstack.memory_api_client import (
     ALICE,
@@ -27,6 +28,7 @@ from tests.devstack.memory_api_client import (
     Api,
     Callers,
     assert_error,
+    start,
 )
 from tests.stack import free_port
 
@@ -278,6 +280,29 @@ def test_dimension_change_rejects_a_target_dim_outside_1_to_4000(
     assert response.status_code == status, response.text
     pending = portal.get("/admin/embedding-status").json()["pending_target_dimension"]
     assert pending == (target if status == 200 else None)
+
+
+def test_a_startup_that_needs_no_reshape_deletes_the_consent(tmp_path: Path) -> None:
+    """ "memory-api deletes it when the reshape runs, and also on any startup that needs no
+    reshape." """
+    first = start(tmp_path)
+    try:
+        api = Callers(first.url, ensure_pki(tmp_path)).api()
+        consent = api.call("POST", "/admin/embedding-dimension-change", json={"target_dim": 3072})
+        assert consent.status_code == 200, consent.text
+        assert api.get("/admin/embedding-status").json()["state"] == "restart_required"
+    finally:
+        first.stop()
+
+    restarted = start(tmp_path)
+    try:
+        status = Callers(restarted.url, ensure_pki(tmp_path)).api()
+        after = status.get("/admin/embedding-status").json()
+    finally:
+        restarted.stop()
+
+    assert after["pending_target_dimension"] is None
+    assert after["state"] != "restart_required"
 
 
 # --- the served contract --------------------------------------------------------------------
