@@ -54,6 +54,7 @@ class Client:
     client_secret: str
     service_principal_oid: str
     api_roles: tuple[str, ...] = ()
+    graph_roles: tuple[str, ...] = ()  # Microsoft Graph application permissions
     redirect_uris: tuple[str, ...] = ()
     post_logout_redirect_uris: tuple[str, ...] = ()
 
