@@ -355,6 +355,12 @@ MEMORY_API_PSEUDONYM_KEY_FILE = env(
     "MEMORY_API_PSEUDONYM_KEY_FILE",
     str(_devstack_state / "memory-api-pseudonym-key") if DEVSTACK else "",
 )
+# Microsoft Graph, to resolve a UPN to its object id (support acting for a person whose
+# pseudonym is made from the oid); the devstack IdP serves the one call. Empty: off.
+GRAPH_BASE_URL = env(
+    "GRAPH_BASE_URL", "https://127.0.0.1:8443" if DEVSTACK else "https://graph.microsoft.com"
+)
+GRAPH_SCOPE = env("GRAPH_SCOPE", "https://graph.microsoft.com/.default")
 MEMORY_API_CONNECT_TIMEOUT = env_float("MEMORY_API_CONNECT_TIMEOUT", 3.05)
 MEMORY_API_READ_TIMEOUT = env_float("MEMORY_API_READ_TIMEOUT", 10.0)
 MEMORY_API_GET_RETRIES = env_int("MEMORY_API_GET_RETRIES", 2)

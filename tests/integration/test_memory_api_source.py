@@ -53,8 +53,12 @@ def memory_api_server(tmp_path: Path) -> Iterator[RunningServer]:
 
 
 @pytest.fixture
-def configured(settings, tmp_path: Path, memory_api_server: RunningServer) -> Path:
-    """The portal set up as the devstack sets it, over this test's emulator."""
+def configured(
+    settings, tmp_path: Path, memory_api_server: RunningServer, portal_identity, idp
+) -> Path:
+    """The portal set up as the devstack sets it, over this test's emulator; Graph is the
+    session's IdP."""
+    settings.GRAPH_BASE_URL = idp.url
     pki = ensure_pki(tmp_path)
     settings.MEMORY_API_BASE_URL = memory_api_server.url
     settings.MEMORY_API_WORKSPACE_UID = SETTINGS.workspace.uid
@@ -197,33 +201,47 @@ def test_search_finds_the_persons_memories_only(configured) -> None:
 # --- the erasure steps --------------------------------------------------------------------
 
 
+def carol_for(upn: str) -> Actor:
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    return Actor(CAROL, CallerAuth("unused", identity), upn, "Deletion request", "T-1")
+
+
 @pytest.mark.django_db
 def test_a_deletion_request_exports_erases_and_reads_back_none_left(configured) -> None:
-    identity = UserIdentity(
-        name="alice@contoso.com",
-        user_name="alice@contoso.com",
-        user_id="",
-        upn="alice@contoso.com",
-    )
-    carol = Actor(
-        CAROL, CallerAuth("unused", identity), "alice@contoso.com", "Deletion request", "T-1"
-    )
-    # Support acts by UPN: without the Graph lookup the oid is unknown, the pseudonym
-    # cannot be made, and nothing is erased.
+    """Support acts by UPN: the object id the pseudonym needs comes from Graph."""
+    carol = carol_for("alice@contoso.com")
     steps = registry.source("memory_api").steps
     assert steps is not None
-    with pytest.raises(SubjectUnavailable):
-        steps.export_all(carol)
 
-    alice = Actor(ALICE, CallerAuth(access_token="unused"))
-    files = steps.export_all(alice)
-    erasure = steps.erase_all(alice, {f.target: f.versions for f in files})
+    files = steps.export_all(carol)
+    erasure = steps.erase_all(carol, {f.target: f.versions for f in files})
 
     assert [o.result for o in erasure.outcomes] == ["erased", "erased"]
     assert sum(o.erased for o in erasure.outcomes) == 4
     assert backend().list_targets(ALICE_SUBJECT) == []
     assert len(backend().list_targets(BOB_SUBJECT)) == 2
-    assert AuditEvent.objects.filter(source="memory_api", action="erase").count() == 2
+    events = AuditEvent.objects.filter(source="memory_api", action="erase")
+    assert events.count() == 2
+    assert {e.subject_upn for e in events} == {"alice@contoso.com"}
+
+
+@pytest.mark.django_db
+def test_without_graph_support_cannot_reach_a_pseudonymised_person(configured, settings) -> None:
+    settings.GRAPH_BASE_URL = ""
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    with pytest.raises(SubjectUnavailable):
+        steps.export_all(carol_for("alice@contoso.com"))
+
+
+@pytest.mark.django_db
+def test_a_upn_the_directory_does_not_know_is_refused(configured) -> None:
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    with pytest.raises(SubjectUnavailable):
+        steps.plan(carol_for("nobody@contoso.com"))
 
 
 @pytest.mark.django_db

@@ -22,7 +22,7 @@ OTHERS = (
 
 @cache
 def backend_for(
-    base_url: str, workspace: str, token_file: str, rule: str, key_file: str
+    base_url: str, workspace: str, token_file: str, rule: str, key_file: str, graph_url: str
 ) -> MemoryApiBackend:
     """One backend (one pooled client) per configuration, shared by every request."""
     from django.conf import settings
@@ -31,6 +31,7 @@ def backend_for(
     from memory_ui.sources.memory_api.adapter import MemoryApiBackend
     from memory_ui.sources.memory_api.client import MemoryApiClient
     from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
+    from memory_ui.sources.memory_api.directory import Directory
 
     client = MemoryApiClient(
         base_url,
@@ -42,7 +43,26 @@ def backend_for(
         verify=settings.PORTAL_CA_BUNDLE or True,
         remaining=budget.remaining,
     )
-    return MemoryApiBackend(client, SubjectRule.configured(rule, key_file))
+    directory = (
+        Directory(graph_url, _graph_token, verify=settings.PORTAL_CA_BUNDLE or True)
+        if graph_url
+        else None
+    )
+    return MemoryApiBackend(client, SubjectRule.configured(rule, key_file), directory)
+
+
+def _graph_token() -> str:
+    from django.conf import settings
+
+    from memory_ui import auth
+    from memory_ui.sources.memory_api.errors import MemoryApiSetupError
+
+    # memory_ui/auth.py has no public Graph token yet; its shared client-credentials helper
+    # caches the token per scope, as for CoreAPI and the legacy stores.
+    try:
+        return auth._service_token(settings.GRAPH_SCOPE, "Microsoft Graph")
+    except auth.SignInFailed as exc:
+        raise MemoryApiSetupError(exc.message) from exc
 
 
 def source() -> Source | None:
@@ -63,6 +83,7 @@ def source() -> Source | None:
         settings.MEMORY_API_TOKEN_FILE,
         settings.MEMORY_API_SUBJECT_RULE,
         settings.MEMORY_API_PSEUDONYM_KEY_FILE,
+        settings.GRAPH_BASE_URL,
     )
 
     def backend(actor: Actor) -> MemoryApiBackend:

@@ -11,6 +11,7 @@ from typing import Any
 
 from memory_ui.sources.memory_api.client import MemoryApiClient
 from memory_ui.sources.memory_api.config import SubjectRule
+from memory_ui.sources.memory_api.directory import Directory
 from memory_ui.sources.memory_api.errors import MemoryApiNotFound
 from memory_ui.sources.protocol import (
     Capability,
@@ -76,14 +77,21 @@ class MemoryApiBackend:
     source = NAME
     capabilities = CAPABILITIES
 
-    def __init__(self, client: MemoryApiClient, rule: SubjectRule) -> None:
+    def __init__(
+        self, client: MemoryApiClient, rule: SubjectRule, directory: Directory | None = None
+    ) -> None:
         self.client = client
         self.rule = rule
+        self.directory = directory
 
     def missing_reason(self, capability: Capability) -> str:
         return MISSING.get(capability, f"This is not possible in {TITLE}.")
 
     def user(self, subject: Subject) -> str:
+        """The subject's virtual_user_id; support acting by UPN gets the object id the rule
+        needs from the directory."""
+        if self.rule.needs_oid and not subject.oid and self.directory is not None:
+            subject = Subject(subject.upn, self.directory.object_id(subject.upn))
         return self.rule.virtual_user_id(subject)
 
     def list_targets(self, subject: Subject) -> list[SourceTarget]:

@@ -69,9 +69,12 @@ class SubjectRule:
             )
         return cls(rule)
 
+    @property
+    def needs_oid(self) -> bool:
+        return self.template == HMAC_RULE or "{oid}" in self.template
+
     def virtual_user_id(self, subject: Subject) -> str:
-        needs_oid = self.template == HMAC_RULE or "{oid}" in self.template
-        if needs_oid and not subject.oid:
+        if self.needs_oid and not subject.oid:
             raise SubjectUnavailable(
                 "This person's workspace memory is keyed by their directory object id, which "
                 "the portal does not know when acting for them by name.",
