@@ -29,6 +29,8 @@ LEGACY_HOST = "127.0.0.1"
 LEGACY_PORT = _port("DEVSTACK_LEGACY_PORT", 8002)
 MEMORYOS_HOST = "127.0.0.1"
 MEMORYOS_PORT = _port("DEVSTACK_MEMORYOS_PORT", 8004)
+MEMORY_API_HOST = "127.0.0.1"
+MEMORY_API_PORT = _port("DEVSTACK_MEMORY_API_PORT", 8003)
 
 
 def state_dir() -> Path:
@@ -54,6 +56,7 @@ class Client:
     client_secret: str
     service_principal_oid: str
     api_roles: tuple[str, ...] = ()
+    graph_roles: tuple[str, ...] = ()  # Microsoft Graph application permissions
     redirect_uris: tuple[str, ...] = ()
     post_logout_redirect_uris: tuple[str, ...] = ()
 

@@ -1,5 +1,5 @@
-"""Start the IdP, the CoreAPI, legacy store and MemoryOS emulators and (optionally) the
-portal, with prefixed logs."""
+"""Start the IdP, the CoreAPI, legacy store, memory-api and MemoryOS emulators and
+(optionally) the portal, with prefixed logs."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from devstack.config import (
     IDP_PORT,
     LEGACY_HOST,
     LEGACY_PORT,
+    MEMORY_API_HOST,
+    MEMORY_API_PORT,
     MEMORYOS_HOST,
     MEMORYOS_PORT,
     PORTAL_PORT,
@@ -78,6 +80,12 @@ def services(with_portal: bool) -> list[Service]:
             MEMORYOS_PORT,
             [python, "-m", "devstack.memoryos", "--port", str(MEMORYOS_PORT)],
         ),
+        Service(
+            "memory-api",
+            MEMORY_API_HOST,
+            MEMORY_API_PORT,
+            [python, "-m", "devstack.memory_api", "--port", str(MEMORY_API_PORT)],
+        ),
     ]
     if with_portal:
         found.append(
@@ -92,7 +100,7 @@ def services(with_portal: bool) -> list[Service]:
 
 
 def _pump(name: str, stream: TextIO, out: TextIO, lock: threading.Lock) -> None:
-    width = len("coreapi")
+    width = len("memory-api")  # the longest service name
     for line in stream:
         with lock:
             out.write(f"[{name:<{width}}] {line}")
@@ -108,6 +116,9 @@ def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
             # Any answer (a 401 without a token) means the legacy emulator listens.
             requests.get(f"http://{LEGACY_HOST}:{LEGACY_PORT}/api/2.1/unity-catalog", timeout=1)
             requests.get(f"http://{MEMORYOS_HOST}:{MEMORYOS_PORT}/v1/memories", timeout=1)
+            requests.get(
+                f"http://{MEMORY_API_HOST}:{MEMORY_API_PORT}/api/v1/openapi.yaml", timeout=1
+            ).raise_for_status()
             return True
         except requests.RequestException:
             time.sleep(0.2)
@@ -181,6 +192,8 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
                         f"(token: python manage.py devstack_token --legacy)\n"
                         f"MemoryOS emulator: http://{MEMORYOS_HOST}:{MEMORYOS_PORT}/v1/memories "
                         f"(API keys: python manage.py devstack_token --memoryos)\n"
+                        f"Workspace memory-api: http://{MEMORY_API_HOST}:{MEMORY_API_PORT}/api/v1 "
+                        f"(token: python manage.py devstack_token --memory-api)\n"
                     )
                     + f"State lives in {home}; delete it to reset the demo. "
                     "Ctrl-C stops everything.\n\n"

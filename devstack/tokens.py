@@ -84,9 +84,11 @@ def app_access_token(
     client: Client,
     lifetime: int = ACCESS_TOKEN_LIFETIME,
     audience: str | None = None,
+    roles: tuple[str, ...] | None = None,
 ) -> str:
     """A client-credentials token: app roles, no scp, oid of the service principal.
-    For CoreAPI unless another `audience` (the legacy stores') is given."""
+    For CoreAPI unless another `audience` (the legacy stores', Graph's with its `roles`) is
+    given."""
     claims = _base_claims(
         issuer, fixtures.tenant_id, audience or fixtures.core_api_audience, lifetime
     )
@@ -97,7 +99,7 @@ def app_access_token(
             "azp": client.client_id,
             "azpacr": "1",
             "idtyp": "app",
-            "roles": list(client.api_roles),
+            "roles": list(client.api_roles if roles is None else roles),
         }
     )
     return _sign(pki, claims)

@@ -378,6 +378,38 @@ MEMORYOS_CONNECT_TIMEOUT = env_float("MEMORYOS_CONNECT_TIMEOUT", 3.05)
 MEMORYOS_READ_TIMEOUT = env_float("MEMORYOS_READ_TIMEOUT", 10.0)
 MEMORYOS_RETRIES = env_int("MEMORYOS_RETRIES", 2)
 MEMORYOS_CA_BUNDLE = env("MEMORYOS_CA_BUNDLE", PORTAL_CA_BUNDLE)
+# --- Workspace memory-api (seed 001; docs/memory-api.md) ------------------------------
+# Off unless MEMORY_API_BASE_URL is set, and read only when PORTAL_MEMORY_SOURCES names
+# memory_ui.sources.memory_api. The portal calls it as an exact-listed system service with
+# the projected ServiceAccount token in MEMORY_API_TOKEN_FILE (re-read when it rotates);
+# MEMORY_API_WORKSPACE_UID must be the Workspace's UID; virtual_user_id comes from the
+# verified identity by MEMORY_API_SUBJECT_RULE: a template over {oid} and {upn}, or
+# hmac-sha256 (of the oid, keyed by the secret in MEMORY_API_PSEUDONYM_KEY_FILE).
+_devstack_state = BASE_DIR / ".devstack"
+MEMORY_API_BASE_URL = env("MEMORY_API_BASE_URL", "http://127.0.0.1:8003" if DEVSTACK else "")
+MEMORY_API_WORKSPACE_UID = env(
+    "MEMORY_API_WORKSPACE_UID", "7f3c2a10-5b4d-4e6f-8a9b-0c1d2e3f4a5b" if DEVSTACK else ""
+)
+MEMORY_API_TOKEN_FILE = env(
+    "MEMORY_API_TOKEN_FILE",
+    str(_devstack_state / "memory-api-portal-token")
+    if DEVSTACK
+    else "/var/run/secrets/tokens/memory-api",
+)
+MEMORY_API_SUBJECT_RULE = env("MEMORY_API_SUBJECT_RULE", "hmac-sha256" if DEVSTACK else "{oid}")
+MEMORY_API_PSEUDONYM_KEY_FILE = env(
+    "MEMORY_API_PSEUDONYM_KEY_FILE",
+    str(_devstack_state / "memory-api-pseudonym-key") if DEVSTACK else "",
+)
+# Microsoft Graph, to resolve a UPN to its object id (support acting for a person whose
+# pseudonym is made from the oid); the devstack IdP serves the one call. Empty: off.
+GRAPH_BASE_URL = env(
+    "GRAPH_BASE_URL", "https://127.0.0.1:8443" if DEVSTACK else "https://graph.microsoft.com"
+)
+GRAPH_SCOPE = env("GRAPH_SCOPE", "https://graph.microsoft.com/.default")
+MEMORY_API_CONNECT_TIMEOUT = env_float("MEMORY_API_CONNECT_TIMEOUT", 3.05)
+MEMORY_API_READ_TIMEOUT = env_float("MEMORY_API_READ_TIMEOUT", 10.0)
+MEMORY_API_GET_RETRIES = env_int("MEMORY_API_GET_RETRIES", 2)
 
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
 COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001" if DEVSTACK else "")

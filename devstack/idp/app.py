@@ -18,7 +18,7 @@ from werkzeug.utils import redirect
 from werkzeug.wrappers import Request, Response
 
 from devstack.config import IDP_HOST, Client, Fixtures, User, fixtures, issuer, state_dir
-from devstack.idp import pages
+from devstack.idp import graph, pages
 from devstack.idp.oauth import (
     GRAPH_AUDIENCE,
     GRAPH_SCOPES,
@@ -120,6 +120,7 @@ class IdentityProvider:
                 Rule("/<tenant>/login", endpoint="login", methods=["POST"]),
                 Rule("/<tenant>/oauth2/v2.0/token", endpoint="token", methods=["POST"]),
                 Rule("/<tenant>/oauth2/v2.0/logout", endpoint="logout", methods=["GET", "POST"]),
+                Rule("/v1.0/users/<key>", endpoint="graph_user", methods=["GET"]),
             ],
             # Never answer with a redirect to a "corrected" path: a client bug should show.
             strict_slashes=False,
@@ -431,10 +432,14 @@ class IdentityProvider:
     def _grant_client_credentials(
         self, client: Client, form: MultiDict[str, str]
     ) -> dict[str, Any]:
-        # CoreAPI, or the legacy memory stores (docs/legacy-stores.md), one resource a token.
-        audiences = (self.fixtures.core_api_audience, legacy_audience())
+        # CoreAPI, or the legacy memory stores (docs/legacy-stores.md), one resource a token;
+        # or Microsoft Graph, whose tokens carry the client's Graph permissions instead.
         requested = required(form, "scope").split()
+        audiences = (self.fixtures.core_api_audience, legacy_audience())
         audience = next((a for a in audiences if requested == [f"{a}/.default"]), None)
+        roles = None
+        if requested in ([f"{r}/.default"] for r in (graph.GRAPH_RESOURCE, GRAPH_AUDIENCE)):
+            audience, roles = GRAPH_AUDIENCE, client.graph_roles
         if audience is None:
             expected = f"{self.fixtures.core_api_audience}/.default"
             raise OAuthError(
@@ -449,6 +454,7 @@ class IdentityProvider:
             client,
             lifetime=self.access_token_lifetime,
             audience=audience,
+            roles=roles,
         )
         return {
             "token_type": "Bearer",
@@ -521,6 +527,8 @@ class IdentityProvider:
         endpoint = ""
         try:
             endpoint, values = adapter.match()
+            if endpoint == "graph_user":  # Microsoft Graph has no tenant in its paths
+                return graph.user(request, values["key"], self.pki, self.fixtures, self.issuer)
             if values["tenant"] != self.fixtures.tenant_id:
                 raise OAuthError(
                     "invalid_request", f"Tenant '{values['tenant']}' not found.", 90002, 404

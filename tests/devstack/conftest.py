@@ -14,6 +14,16 @@ from devstack.coreapi.app import open_store
 from devstack.pki import Pki
 from devstack.serve import RunningServer
 from tests.conftest import TokenMinter
+
+# The memory-api emulator's fixtures (memory_api_client.py), for its test_memory_api*.py.
+from tests.devstack.memory_api_client import (  # noqa: F401
+    callers,
+    fresh_memapi,
+    memapi,
+    memapi_home,
+    portal,
+    variants,
+)
 from tests.devstack.test_coreapi import Api, start_emulator
 
 

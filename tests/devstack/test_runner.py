@@ -34,6 +34,7 @@ def test_devstack_stops_within_two_seconds_of_sigterm_from_the_background(tmp_pa
         "DEVSTACK_COREAPI_PORT": free_port(),
         "DEVSTACK_LEGACY_PORT": free_port(),
         "DEVSTACK_MEMORYOS_PORT": free_port(),
+        "DEVSTACK_MEMORY_API_PORT": free_port(),
     }
     env = {
         **os.environ,

@@ -7,7 +7,10 @@ from devstack.runner import run
 
 
 class Command(BaseCommand):
-    help = "Run the development IdP (8443), CoreAPI emulator (8001) and portal (8000). Ctrl-C stops all."
+    help = (
+        "Run the development IdP (8443), the CoreAPI (8001), legacy store (8002) and memory-api "
+        "(8003) emulators and the portal (8000). Ctrl-C stops all."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(

@@ -1,0 +1,102 @@
+"""The workspace memory-api (seed 001; docs/memory-api.md) as a memory source: the adapter
+(`adapter.py`) over one client (`client.py`), configured from settings (`config.py`), the
+generic source pages, and its own erasure steps (`steps.py`). Off unless
+MEMORY_API_BASE_URL is set; not in the default PORTAL_MEMORY_SOURCES yet."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+from memory_ui.sources.protocol import Source
+
+if TYPE_CHECKING:
+    from memory_ui.identity import Actor
+    from memory_ui.sources.memory_api.adapter import MemoryApiBackend
+
+OTHERS = (
+    "Other workspaces' memory services may keep memory about this person: the portal "
+    "reaches only the one it is configured for."
+)
+
+
+@cache
+def backend_for(
+    base_url: str, workspace: str, token_file: str, rule: str, key_file: str, graph_url: str
+) -> MemoryApiBackend:
+    """One backend (one pooled client) per configuration, shared by every request."""
+    from django.conf import settings
+
+    from memory_ui import budget
+    from memory_ui.sources.memory_api.adapter import MemoryApiBackend
+    from memory_ui.sources.memory_api.client import MemoryApiClient
+    from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
+    from memory_ui.sources.memory_api.directory import Directory
+
+    client = MemoryApiClient(
+        base_url,
+        workspace,
+        TokenFile(token_file),
+        connect_timeout=settings.MEMORY_API_CONNECT_TIMEOUT,
+        read_timeout=settings.MEMORY_API_READ_TIMEOUT,
+        get_retries=settings.MEMORY_API_GET_RETRIES,
+        verify=settings.PORTAL_CA_BUNDLE or True,
+        remaining=budget.remaining,
+    )
+    directory = (
+        Directory(graph_url, _graph_token, verify=settings.PORTAL_CA_BUNDLE or True)
+        if graph_url
+        else None
+    )
+    return MemoryApiBackend(client, SubjectRule.configured(rule, key_file), directory)
+
+
+def _graph_token() -> str:
+    from django.conf import settings
+
+    from memory_ui import auth
+    from memory_ui.sources.memory_api.errors import MemoryApiSetupError
+
+    # memory_ui/auth.py has no public Graph token yet; its shared client-credentials helper
+    # caches the token per scope, as for CoreAPI and the legacy stores.
+    try:
+        return auth._service_token(settings.GRAPH_SCOPE, "Microsoft Graph")
+    except auth.SignInFailed as exc:
+        raise MemoryApiSetupError(exc.message) from exc
+
+
+def source() -> Source | None:
+    from django.conf import settings
+
+    from memory_ui.sources.memory_api.adapter import CAPABILITIES, MISSING, NAME, TITLE
+    from memory_ui.sources.memory_api.config import SubjectRule, workspace_uid
+    from memory_ui.sources.memory_api.steps import MemoryApiSteps
+
+    if not settings.MEMORY_API_BASE_URL:
+        return None
+    # Checked now, at start-up: a name or a broken rule stops the portal with a reason.
+    workspace = workspace_uid(settings.MEMORY_API_WORKSPACE_UID)
+    SubjectRule.configured(settings.MEMORY_API_SUBJECT_RULE, settings.MEMORY_API_PSEUDONYM_KEY_FILE)
+    args = (
+        settings.MEMORY_API_BASE_URL,
+        workspace,
+        settings.MEMORY_API_TOKEN_FILE,
+        settings.MEMORY_API_SUBJECT_RULE,
+        settings.MEMORY_API_PSEUDONYM_KEY_FILE,
+        settings.GRAPH_BASE_URL,
+    )
+
+    def backend(actor: Actor) -> MemoryApiBackend:
+        return backend_for(*args)
+
+    return Source(
+        name=NAME,
+        title=TITLE,
+        description="What agents in the workspace remember about you across conversations.",
+        capabilities=CAPABILITIES,
+        missing=MISSING,
+        steps=MemoryApiSteps(backend),
+        backend=backend,
+        items=("memory", "memories"),
+        others_note=OTHERS,
+    )

@@ -1,0 +1,182 @@
+"""The workspace memory-api as a `MemoryBackend`: a person's memories grouped by agent
+(one target per agent), items are memories by id, edit is a supersede (PATCH), delete a
+soft delete (the service keeps the row: no Undo, and not an erasure), clear and erase the
+DSAR route."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Any
+
+from memory_ui.sources.memory_api.client import MemoryApiClient
+from memory_ui.sources.memory_api.config import SubjectRule
+from memory_ui.sources.memory_api.directory import Directory
+from memory_ui.sources.memory_api.errors import MemoryApiNotFound
+from memory_ui.sources.protocol import (
+    Capability,
+    Erasure,
+    Item,
+    ItemsPage,
+    Outcome,
+    SourceTarget,
+    Subject,
+    Unsupported,
+)
+
+NAME = "memory_api"
+TITLE = "Workspace memory"
+NO_AGENT = "-"  # the target of memories no agent is named on
+CAPABILITIES = (
+    Capability.SEARCH
+    | Capability.EDIT_ITEM
+    | Capability.DELETE_ITEM
+    | Capability.CLEAR_TARGET
+    | Capability.ERASE_SUBJECT
+    | Capability.EXPORT
+)
+MISSING = {
+    Capability.APPEND: "Agents write workspace memory; the portal does not add to it.",
+    Capability.RESTORE_ITEM: (
+        "The workspace memory has no way to bring back a deleted memory: no Undo."
+    ),
+    Capability.IMPORT: "The workspace memory cannot import a document.",
+    Capability.CONDITIONAL_WRITE: (
+        "The workspace memory has no version check; the portal reads and compares first."
+    ),
+}
+
+
+def _target(agent: str | None) -> SourceTarget:
+    key = agent or NO_AGENT
+    title = f"What {agent} remembers" if agent else "Remembered without an agent"
+    return SourceTarget(NAME, key, title, "Kept by the workspace's memory service.", agent)
+
+
+def _when(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def item_of(memory: dict[str, Any]) -> Item:
+    """A memory as an item: its newest active observation as the text; its version is the
+    active observations' ids, which a supersede changes."""
+    active = [o for o in memory["observations"] if o["status"] == "active"]
+    held = f"; {len(active)} versions held" if len(active) > 1 else ""
+    version = hashlib.sha256(",".join(o["id"] for o in active).encode()).hexdigest()
+    return Item(
+        key=memory["id"],
+        description=f"{memory['type']}{': ' + memory['about'] if memory['about'] else ''}{held}",
+        updated=_when(memory["updated_at"]),
+        text=memory["content"],
+        version=version,
+        has_text=bool(memory["content"]),
+    )
+
+
+class MemoryApiBackend:
+    source = NAME
+    capabilities = CAPABILITIES
+
+    def __init__(
+        self, client: MemoryApiClient, rule: SubjectRule, directory: Directory | None = None
+    ) -> None:
+        self.client = client
+        self.rule = rule
+        self.directory = directory
+
+    def missing_reason(self, capability: Capability) -> str:
+        return MISSING.get(capability, f"This is not possible in {TITLE}.")
+
+    def user(self, subject: Subject) -> str:
+        """The subject's virtual_user_id; support acting by UPN gets the object id the rule
+        needs from the directory."""
+        if self.rule.needs_oid and not subject.oid and self.directory is not None:
+            subject = Subject(subject.upn, self.directory.object_id(subject.upn))
+        return self.rule.virtual_user_id(subject)
+
+    def list_targets(self, subject: Subject) -> list[SourceTarget]:
+        agents = {m["agent"] for m in self.client.all_memories(self.user(subject))}
+        return [_target(a) for a in sorted(agents, key=lambda a: a or "")]
+
+    def read_page(
+        self, subject: Subject, target: SourceTarget, cursor: str | None = None
+    ) -> ItemsPage:
+        found, next_cursor = self.client.memories(self.user(subject), target.agent, cursor)
+        mine = [m for m in found if m["agent"] == target.agent]
+        return ItemsPage(target, tuple(item_of(m) for m in mine), next_cursor)
+
+    def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
+        return item_of(self._memory(subject, target, key))
+
+    def _memory(self, subject: Subject, target: SourceTarget, key: str) -> dict[str, Any]:
+        memory = self.client.memory(key, self.user(subject))
+        if memory["agent"] != target.agent:
+            raise MemoryApiNotFound("That memory is not in this agent's memory.", status=404)
+        return memory
+
+    def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
+        return [
+            (_target(m["agent"]), item_of(m)) for m in self.client.search(self.user(subject), query)
+        ]
+
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
+        raise Unsupported(MISSING[Capability.APPEND])
+
+    def edit_item(
+        self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
+    ) -> Item:
+        text = self.read_item(subject, target, key).text or ""
+        return self.replace_item(subject, target, key, text.replace(old, new, 1))
+
+    def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
+        self._memory(subject, target, key)
+        return item_of(self.client.supersede(key, self.user(subject), text))
+
+    def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
+        before = self.read_item(subject, target, key)
+        self.client.soft_delete(key, self.user(subject))
+        return before
+
+    def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
+        raise Unsupported(MISSING[Capability.RESTORE_ITEM])
+
+    def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]:
+        """Erases the agent's memories of the person (DSAR route, soft-deleted ones too)."""
+        user = self.user(subject)
+        keys = [m["id"] for m in self.client.all_memories(user, target.agent)]
+        self.client.erase(user, target.agent)
+        left = {m["id"] for m in self.client.export(user, target.agent)["memories"]}
+        return [Outcome(target, key, "failed" if key in left else "erased") for key in sorted(keys)]
+
+    def erase_subject(self, subject: Subject) -> Erasure:
+        user = self.user(subject)
+        targets = self.list_targets(subject)
+        self.client.erase(user)
+        left = self.client.export(user)["memories"]
+        return Erasure(
+            tuple(
+                Outcome(
+                    t,
+                    t.key,
+                    "failed" if any(m["agent"] == t.agent for m in left) else "erased",
+                )
+                for t in targets
+            )
+        )
+
+    def export(self, subject: Subject, target: SourceTarget) -> str:
+        """The agent's memories of the person as markdown: every observation the service
+        keeps, superseded and soft-deleted ones included, since they are still held."""
+        exported = self.client.export(self.user(subject), target.agent)["memories"]
+        lines = [f"# {target.title}", ""]
+        for memory in exported:
+            lines.append(f"## {memory['type']}: {memory['about'] or memory['id']}")
+            if memory["deleted_at"]:
+                lines.append(f"Deleted {memory['deleted_at']} (still held by the service).")
+            for observation in memory["observations"]:
+                lines.append(
+                    f"- ({observation['status']}, {observation['created_at']}) "
+                    f"{observation['content']}"
+                )
+            lines.append("")
+        return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""The memory-api's failures (seed 001; docs/memory-api.md, Errors), each a
+`protocol.SourceError` with a message people can act on. The three 403s stay apart: a
+foreign workspace and a missing allow-listing are the portal's set-up errors (logged for
+operators, never the person's fault); `enterprise_required` is an edition's limit."""
+
+from __future__ import annotations
+
+from memory_ui.sources.protocol import SourceError
+
+SETUP = (
+    "The portal is not set up to reach this workspace's memory; its operators have been "
+    "told. Nothing about you is wrong."
+)
+
+
+class MemoryApiError(SourceError):
+    """Any failure of the workspace memory-api."""
+
+
+class MemoryApiSetupError(MemoryApiError):
+    """A foreign workspace (403), the portal not allow-listed (403), its token refused (401),
+    or a workspace name where the UID belongs (500): configuration, not the person."""
+
+    portal_status = 502
+
+    def __init__(self, operator_detail: str, *, status: int | None = None) -> None:
+        super().__init__(SETUP, status=status)
+        self.operator_detail = operator_detail
+
+
+class MemoryApiEditionLimit(MemoryApiError):
+    """`enterprise_required`: this deployment is the Core edition."""
+
+    portal_status = 409
+
+
+class MemoryApiNotFound(MemoryApiError):
+    portal_status = 404
+
+
+class MemoryApiBadRequest(MemoryApiError):
+    portal_status = 400
+
+
+class MemoryApiUnavailable(MemoryApiError):
+    portal_status = 503
+
+
+class MemoryApiOutcomeUnknown(MemoryApiError):
+    """A write sent without an answer: it may have been applied."""
+
+    portal_status = 504
+    outcome_unknown = True
+
+
+class SubjectUnavailable(MemoryApiError):
+    """The rule for virtual_user_id needs the person's object id and the request has none
+    (support acting for a UPN: the Graph lookup is not built yet)."""
+
+    portal_status = 409

@@ -1,0 +1,260 @@
+"""The memory-api source (memory_ui.sources.memory_api) against the memory-api emulator:
+the configuration checked at start-up, the virtual_user_id rules, the projected token file
+re-read when it rotates, the adapter's operations and the erasure steps with read-back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from devstack import memory_api as emulator_module
+from devstack.memory_api.identity import (
+    load_settings,
+    service_account_token,
+    write_projected_token,
+    write_pseudonym_key,
+)
+from devstack.pki import ensure_pki
+from devstack.serve import RunningServer
+from memory_ui.identity import Actor, CallerAuth, Identity
+from memory_ui.models import AuditEvent
+from memory_ui.sources import registry
+from memory_ui.sources.coreapi import UserIdentity
+from memory_ui.sources.memory_api import backend_for
+from memory_ui.sources.memory_api.adapter import MemoryApiBackend
+from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
+from memory_ui.sources.memory_api.errors import MemoryApiSetupError, SubjectUnavailable
+from memory_ui.sources.protocol import Subject
+
+SETTINGS = load_settings()
+ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
+CAROL = Identity(
+    "ca201000-0000-4000-8000-000000000003",
+    "t",
+    "carol@contoso.com",
+    "Carol",
+    ("Memory.Support",),
+    "",
+)
+ALICE_SUBJECT = Subject("alice@contoso.com", ALICE.oid)
+BOB_SUBJECT = Subject("bob@contoso.com", "b0b00000-0000-4000-8000-000000000002")
+SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.memory_api"
+
+
+@pytest.fixture
+def memory_api_server(tmp_path: Path) -> Iterator[RunningServer]:
+    server = emulator_module.start(home=tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def configured(
+    settings, tmp_path: Path, memory_api_server: RunningServer, portal_identity, idp
+) -> Path:
+    """The portal set up as the devstack sets it, over this test's emulator; Graph is the
+    session's IdP."""
+    settings.GRAPH_BASE_URL = idp.url
+    pki = ensure_pki(tmp_path)
+    settings.MEMORY_API_BASE_URL = memory_api_server.url
+    settings.MEMORY_API_WORKSPACE_UID = SETTINGS.workspace.uid
+    settings.MEMORY_API_TOKEN_FILE = str(write_projected_token(tmp_path, pki, SETTINGS))
+    settings.MEMORY_API_SUBJECT_RULE = "hmac-sha256"
+    settings.MEMORY_API_PSEUDONYM_KEY_FILE = str(write_pseudonym_key(tmp_path, SETTINGS))
+    settings.PORTAL_MEMORY_SOURCES = SOURCES.split(",")
+    backend_for.cache_clear()
+    return tmp_path
+
+
+def backend() -> MemoryApiBackend:
+    found = registry.source("memory_api").backend
+    assert found is not None
+    return found(Actor(ALICE, CallerAuth(access_token="unused")))  # type: ignore[return-value]
+
+
+# --- configuration ----------------------------------------------------------------------
+
+
+def test_a_workspace_name_is_refused_at_start_up_saying_why(configured, settings) -> None:
+    settings.MEMORY_API_WORKSPACE_UID = SETTINGS.workspace.name
+
+    with pytest.raises(ImproperlyConfigured, match=r"UID \(a UUID\).*500"):
+        registry.build(settings.PORTAL_MEMORY_SOURCES)
+
+
+def test_the_source_is_off_without_a_base_url(configured, settings) -> None:
+    settings.MEMORY_API_BASE_URL = ""
+
+    assert "memory_api" not in {s.name for s in registry.sources()}
+
+
+def test_the_keyed_pseudonym_is_hmac_sha256_of_the_oid(configured) -> None:
+    rule = SubjectRule.configured("hmac-sha256", str(configured / "memory-api-pseudonym-key"))
+
+    assert rule.virtual_user_id(ALICE_SUBJECT) == SETTINGS.virtual_user_id("alice@contoso.com")
+    assert rule.virtual_user_id(ALICE_SUBJECT) != rule.virtual_user_id(BOB_SUBJECT)
+
+
+def test_a_template_rule_fills_in_the_verified_identity() -> None:
+    assert SubjectRule.configured("{oid}", "").virtual_user_id(ALICE_SUBJECT) == ALICE.oid
+    assert (
+        SubjectRule.configured("u:{upn}", "").virtual_user_id(Subject("Alice@Contoso.com", ""))
+        == "u:alice@contoso.com"
+    )
+
+
+@pytest.mark.parametrize("rule", ["hmac-sha256", "{oid}"])
+def test_a_request_without_the_oid_the_rule_needs_cannot_be_built(configured, rule) -> None:
+    key = str(configured / "memory-api-pseudonym-key")
+
+    with pytest.raises(SubjectUnavailable):
+        SubjectRule.configured(rule, key).virtual_user_id(Subject("alice@contoso.com", ""))
+
+
+@pytest.mark.parametrize("rule", ["plain", "{name}"])
+def test_a_rule_naming_nobody_is_refused(rule) -> None:
+    with pytest.raises(ImproperlyConfigured):
+        SubjectRule.configured(rule, "")
+
+
+def test_the_token_file_is_read_again_when_it_rotates(configured, tmp_path: Path) -> None:
+    path = tmp_path / "rotating-token"
+    outsider = service_account_token(ensure_pki(tmp_path), SETTINGS, SETTINGS.accounts["outsider"])
+    path.write_text(outsider)
+    token = TokenFile(str(path))
+    assert token() == outsider
+
+    path.with_suffix(".new").write_text("rotated")
+    os.replace(path.with_suffix(".new"), path)  # as the kubelet swaps it
+
+    assert token() == "rotated"
+
+
+def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings) -> None:
+    Path(settings.MEMORY_API_TOKEN_FILE).write_text(
+        service_account_token(ensure_pki(configured), SETTINGS, SETTINGS.accounts["outsider"])
+    )
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        backend().list_targets(ALICE_SUBJECT)
+
+    assert "Nothing about you is wrong" in caught.value.message
+    assert "not allowed" in caught.value.operator_detail
+
+
+# --- the adapter ------------------------------------------------------------------------
+
+
+def test_targets_are_the_persons_memories_per_agent(configured) -> None:
+    targets = backend().list_targets(ALICE_SUBJECT)
+
+    assert [t.agent for t in targets] == ["benefits-assistant", "it-helpdesk"]
+    assert [t.agent for t in backend().list_targets(BOB_SUBJECT)] == [
+        "benefits-assistant",
+        "it-helpdesk",
+    ]
+
+
+def test_a_page_holds_the_agents_memories_and_marks_a_conflict(configured) -> None:
+    helpdesk = backend().list_targets(ALICE_SUBJECT)[1]
+
+    page = backend().read_page(ALICE_SUBJECT, helpdesk)
+
+    assert {i.text for i in page.items} >= {
+        "Laptop: ThinkPad X1 Carbon, Windows 11, asset tag CT-48213."
+    }
+    assert any("2 versions held" in i.description for i in page.items)
+
+
+def test_correcting_supersedes_and_changes_the_version(configured) -> None:
+    benefits = backend().list_targets(ALICE_SUBJECT)[0]
+    item = backend().read_page(ALICE_SUBJECT, benefits).items[0]
+
+    edited = backend().replace_item(ALICE_SUBJECT, benefits, item.key, "Prefers Teams.")
+
+    assert edited.text == "Prefers Teams."
+    assert edited.version != item.version
+    assert "(superseded" in backend().export(ALICE_SUBJECT, benefits)
+
+
+def test_delete_is_soft_and_the_export_still_shows_it(configured) -> None:
+    helpdesk = backend().list_targets(ALICE_SUBJECT)[1]
+    item = backend().read_page(ALICE_SUBJECT, helpdesk).items[0]
+
+    backend().delete_item(ALICE_SUBJECT, helpdesk, item.key)
+
+    assert item.key not in {i.key for i in backend().read_page(ALICE_SUBJECT, helpdesk).items}
+    assert "still held by the service" in backend().export(ALICE_SUBJECT, helpdesk)
+
+
+def test_search_finds_the_persons_memories_only(configured) -> None:
+    found = backend().search(ALICE_SUBJECT, "laptop")
+
+    assert [t.agent for t, _ in found] == ["it-helpdesk"]
+    assert backend().search(BOB_SUBJECT, "laptop") == []
+
+
+# --- the erasure steps --------------------------------------------------------------------
+
+
+def carol_for(upn: str) -> Actor:
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    return Actor(CAROL, CallerAuth("unused", identity), upn, "Deletion request", "T-1")
+
+
+@pytest.mark.django_db
+def test_a_deletion_request_exports_erases_and_reads_back_none_left(configured) -> None:
+    """Support acts by UPN: the object id the pseudonym needs comes from Graph."""
+    carol = carol_for("alice@contoso.com")
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    files = steps.export_all(carol)
+    erasure = steps.erase_all(carol, {f.target: f.versions for f in files})
+
+    assert [o.result for o in erasure.outcomes] == ["erased", "erased"]
+    assert sum(o.erased for o in erasure.outcomes) == 4
+    assert backend().list_targets(ALICE_SUBJECT) == []
+    assert len(backend().list_targets(BOB_SUBJECT)) == 2
+    events = AuditEvent.objects.filter(source="memory_api", action="erase")
+    assert events.count() == 2
+    assert {e.subject_upn for e in events} == {"alice@contoso.com"}
+
+
+@pytest.mark.django_db
+def test_without_graph_support_cannot_reach_a_pseudonymised_person(configured, settings) -> None:
+    settings.GRAPH_BASE_URL = ""
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    with pytest.raises(SubjectUnavailable):
+        steps.export_all(carol_for("alice@contoso.com"))
+
+
+@pytest.mark.django_db
+def test_a_upn_the_directory_does_not_know_is_refused(configured) -> None:
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    with pytest.raises(SubjectUnavailable):
+        steps.plan(carol_for("nobody@contoso.com"))
+
+
+@pytest.mark.django_db
+def test_an_agent_changed_since_the_export_is_not_erased(configured) -> None:
+    alice = Actor(ALICE, CallerAuth(access_token="unused"))
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+    files = steps.export_all(alice)
+    benefits = backend().list_targets(ALICE_SUBJECT)[0]
+    item = backend().read_page(ALICE_SUBJECT, benefits).items[0]
+    backend().replace_item(ALICE_SUBJECT, benefits, item.key, "Changed meanwhile.")
+
+    erasure = steps.erase_all(alice, {f.target: f.versions for f in files})
+
+    assert [o.result for o in erasure.outcomes] == ["changed", "erased"]
+    assert [t.agent for t in backend().list_targets(ALICE_SUBJECT)] == ["benefits-assistant"]
