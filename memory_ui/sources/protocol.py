@@ -54,6 +54,16 @@ class Capability(enum.Flag):
     CONDITIONAL_WRITE = enum.auto()  # a write with a version precondition
 
 
+# What a read-only target refuses though its source can (`SourceTarget.read_only`).
+CHANGES = (
+    Capability.APPEND
+    | Capability.EDIT_ITEM
+    | Capability.DELETE_ITEM
+    | Capability.RESTORE_ITEM
+    | Capability.CLEAR_TARGET
+)
+
+
 class Unsupported(Exception):
     """The source lacks the capability; `str()` is the one sentence users see."""
 
@@ -75,6 +85,9 @@ class SourceTarget:
     title: str
     description: str = ""
     agent: str | None = None  # the agent it belongs to, when configuration says so
+    # Why the portal may not change it ("" where it may): a read-only legacy store. The
+    # changing capabilities (`CHANGES`) are then offered nowhere for it, this said instead.
+    read_only: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,14 +190,41 @@ class Source:
     # Whom to ask about memory in this system the portal was never told of ("": none).
     others_note: str = ""
     items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many
-    # The adapter for one actor, where the source's pages are the portal's generic ones.
+    targets: tuple[str, str] = ("memory", "memories")  # and one of its targets, and many
+    # What follows a target's name to say which system keeps it ("in the older system"),
+    # where the target's name alone does not.
+    kept_in: str = ""
+    # The adapter for one actor: what search and the move into the primary source read
+    # through, and, where the source has no `section` of its own, the generic pages.
     backend: Callable[[Actor], MemoryBackend] | None = None
+    # The targets configuration names, known without asking the source (Activity links a
+    # past event only to a target the portal still has).
+    target_keys: frozenset[str] = frozenset()
+    # Where it has pages of its own (`section`): the URL names of a target's page (the
+    # target's key its one argument) and of an item's (the same, the item's key as ?path=).
+    target_page: str = ""
+    item_page: str = ""
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")
 
     def can(self, capability: Capability) -> bool:
         return capability in self.capabilities
+
+    def allows(self, capability: Capability, target: SourceTarget) -> bool:
+        """Whether pages offer `capability` on `target`: the source can, and the target
+        does not refuse the portal changes."""
+        return self.can(capability) and not self.refuses(capability, target)
+
+    def refuses(self, capability: Capability, target: SourceTarget) -> bool:
+        """The source can, but this target does not let the portal (read only)."""
+        return bool(target.read_only) and self.can(capability) and capability in CHANGES
+
+    def refusal(self, capability: Capability, target: SourceTarget) -> str:
+        """The one sentence pages show where `capability` is not offered on `target`."""
+        if self.refuses(capability, target):
+            return target.read_only
+        return self.missing_reason(capability)
 
     @property
     def invitation(self) -> str:

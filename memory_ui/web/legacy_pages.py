@@ -15,15 +15,14 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from memory_ui import auth
-from memory_ui.memory.source_search import LegacyResults
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.legacy.operations import Store
-from memory_ui.sources.protocol import Capability, Item, SourceError
-from memory_ui.web.access import user_actor, user_agents
+from memory_ui.sources.protocol import Capability, Item
+from memory_ui.web.access import user_actor
 from memory_ui.web.forms.legacy import LegacyFileForm
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.offered import Offered
+from memory_ui.web.source_pages import agent_titles
 
 
 def offered(store: Store) -> Offered:
@@ -32,26 +31,9 @@ def offered(store: Store) -> Offered:
     return Offered.of(store.allows, store.missing)
 
 
-def agent_titles(request: HtmxHttpRequest) -> dict[str, str]:
-    """Display names of the agents this person can read (their own list from CoreAPI,
-    cached per user), which name their stores; none when CoreAPI cannot say now. Not the
-    portal-wide cache of display names: a store is listed to everyone, also to people who
-    cannot read its agent, and those see its readable agent name instead."""
-    try:
-        return {agent.name: agent.display_name for agent in user_agents(request)}
-    except (SourceError, auth.SignInRequired):
-        return {}
-
-
 def named(store: Store, titles: dict[str, str]) -> Store:
     """`store`, named for people by its agent's display name when `titles` has it."""
     return replace(store, agent_title=titles.get(store.agent or "", ""))
-
-
-def named_hits(results: LegacyResults, titles: dict[str, str]) -> LegacyResults:
-    """Search results in the stores, each store named for people by `titles`."""
-    hits = [replace(hit, store=named(hit.store, titles)) for hit in results.hits]
-    return replace(results, hits=hits)
 
 
 def store_or_404(request: HtmxHttpRequest, key: str) -> Store:

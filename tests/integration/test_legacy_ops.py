@@ -12,6 +12,7 @@ from devstack.serve import RunningServer
 from memory_ui import auth
 from memory_ui.identity import Identity
 from memory_ui.models import AuditEvent
+from memory_ui.sources import generic, registry
 from memory_ui.sources.coreapi import CallerAuth, UserIdentity
 from memory_ui.sources.coreapi.operations import Actor, Version
 from memory_ui.sources.legacy import (
@@ -26,6 +27,7 @@ from memory_ui.sources.legacy.adapter import (
     FORBIDDEN_REASON,
     READ_ONLY_REASON,
 )
+from memory_ui.sources.legacy.backend import stores_backend
 from memory_ui.sources.protocol import Capability
 from tests.stack import free_port
 
@@ -103,7 +105,7 @@ def test_off_when_no_base_url(alice: Actor, settings) -> None:
 
     assert ops.legacy_stores(alice) == []
     assert ops.legacy_store(alice, TRAVEL) is None
-    assert ops.legacy_search(alice, "aisle") == []
+    assert "legacy" not in [source.name for source in registry.sources()]  # nor searched
 
 
 def test_files_page_has_metadata_without_contents(alice: Actor) -> None:
@@ -188,9 +190,9 @@ def test_a_store_the_portal_may_not_read_is_refused_with_forbidden(alice: Actor)
 
 
 def test_search_covers_every_readable_store(alice: Actor) -> None:
-    hits = ops.legacy_search(alice, "ThinkPad aisle")
+    hits = stores_backend(alice).search(generic.subject_of(alice), "ThinkPad aisle")
 
-    assert {(h.store.key, h.item.key) for h in hits} == {
+    assert {(target.key, item.key) for target, item in hits} == {
         (TRAVEL, "/memories/preferences.md"),
         (HELPDESK, "/memories/devices.md"),
     }

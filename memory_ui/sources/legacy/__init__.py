@@ -58,6 +58,8 @@ def source() -> Source | None:
     from django.conf import settings
 
     from memory_ui.sources.legacy.adapter import CAPABILITIES, MISSING
+    from memory_ui.sources.legacy.backend import stores_backend
+    from memory_ui.sources.legacy.operations import legacy_store_keys
     from memory_ui.sources.legacy.steps import LegacySteps
 
     if not settings.LEGACY_STORES_BASE_URL:
@@ -75,6 +77,12 @@ def source() -> Source | None:
         steps=LegacySteps(),
         section="legacy_stores",
         items=("file", "files"),
+        targets=("store", "stores"),
+        kept_in="in the older system",
+        backend=stores_backend,
+        target_keys=legacy_store_keys(),
+        target_page="legacy_store",
+        item_page="legacy_file",
         others_note=OTHER_STORES.format(
             contact=settings.LEGACY_STORES_CONTACT or "the Databricks workspace's administrators"
         ),

@@ -56,7 +56,6 @@ from memory_ui.sources.legacy.values import (
     OID_UNKNOWN,
     ExportFile,
     FileChanged,
-    Hit,
     NotMatchedOnce,
     file_version,
 )
@@ -259,15 +258,6 @@ def legacy_file_read(actor: Actor, store: Store, path: str) -> Item:
     if acting_for:
         _audit(actor, Action.REVEAL, store, before=item.text)
     return replace(item, version=file_version(item).token())
-
-
-def legacy_search(actor: Actor, query: str) -> list[Hit]:
-    """entries:search in every store the portal may read (top_k 50 each), the store's
-    order (best first) kept within a store."""
-    if not legacy_enabled():
-        return []
-    found = _backend().search(subject_of(actor), query)
-    return [Hit(_store(target), item) for target, item in found]
 
 
 # --- writing -------------------------------------------------------------------------------

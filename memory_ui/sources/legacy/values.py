@@ -1,20 +1,16 @@
 """What `legacy_ops` hands the web layer besides a `Store`: a file changed meanwhile, a
-str_replace that no longer matches once, a search hit, a file of "Export everything", the
+str_replace that no longer matches once, a file of "Export everything", the
 version a change starts from, and the messages of its failures."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from memory_ui.documents import content_hash
 from memory_ui.documents.versions import Version
 from memory_ui.sources.legacy import LegacyBadRequest
 from memory_ui.sources.legacy.errors import REFUSED_MESSAGE
 from memory_ui.sources.protocol import Item
-
-if TYPE_CHECKING:
-    from memory_ui.sources.legacy.operations import Store
 
 CHANGED_MESSAGE = "The file was changed meanwhile; nothing was saved."
 # The sign-in service refused the portal a token for the stores: the same refusal to the
@@ -45,12 +41,6 @@ class NotMatchedOnce(LegacyBadRequest):
     default_message = (
         "That text is no longer in the file exactly once; reload the file and try again."
     )
-
-
-@dataclass(frozen=True)
-class Hit:
-    store: Store  # legacy_ops.Store
-    item: Item  # text is the matching file's contents
 
 
 @dataclass(frozen=True)

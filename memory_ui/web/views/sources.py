@@ -69,7 +69,7 @@ def _source(name: str) -> Source:
         found = registry.source(name)
     except KeyError:
         raise Http404("No such memory system.") from None
-    if found.backend is None:
+    if found.backend is None or found.section:
         raise Http404("This memory system has pages of its own.")
     return found
 
