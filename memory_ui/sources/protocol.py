@@ -26,12 +26,14 @@ class SourceError(Exception):
     `str(error)`), the source's `status` (None for a transport failure), the HTTP status
     the portal answers with (`portal_status`), whether a write may have been applied all
     the same (`outcome_unknown`), the call's `correlation_id` where the source sends one,
-    and whether signing in again can help (`sign_in_helps`: only where the person's own
-    sign-in expired, never where a source refused the portal's own credentials)."""
+    whether signing in again can help (`sign_in_helps`: only where the person's own
+    sign-in expired, never where a source refused the portal's own credentials), and
+    whether trying again can (`retry_helps`: not where a refusal would only be repeated)."""
 
     portal_status = 502
     outcome_unknown = False
     sign_in_helps = False
+    retry_helps = True
     correlation_id = ""
 
     def __init__(self, message: str = "", *, status: int | None = None) -> None:
@@ -191,19 +193,20 @@ class Source:
     others_note: str = ""
     items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many
     targets: tuple[str, str] = ("memory", "memories")  # and one of its targets, and many
-    # What follows a target's name to say which system keeps it ("in the older system"),
-    # where the target's name alone does not.
-    kept_in: str = ""
-    # The adapter for one actor: what search and the move into the primary source read
-    # through, and, where the source has no `section` of its own, the generic pages.
+    # How a sentence names the system ("the older system"), where a target's name alone
+    # does not say which keeps it: pages then say "<target> in <system>".
+    system: str = ""
+    # What a target is in that system ("the memory store"), where people may need its key
+    # (support, an administrator): pages show the key behind "Details". "": they need not.
+    key_name: str = ""
+    # What its pages say first, beside "being turned down" where it is.
+    notice: str = ""
+    # The adapter for one actor: what search, the generic source pages (unless it has a
+    # `section` of its own) and the move into the primary source read through.
     backend: Callable[[Actor], MemoryBackend] | None = None
     # The targets configuration names, known without asking the source (Activity links a
     # past event only to a target the portal still has).
     target_keys: frozenset[str] = frozenset()
-    # Where it has pages of its own (`section`): the URL names of a target's page (the
-    # target's key its one argument) and of an item's (the same, the item's key as ?path=).
-    target_page: str = ""
-    item_page: str = ""
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")
@@ -211,20 +214,10 @@ class Source:
     def can(self, capability: Capability) -> bool:
         return capability in self.capabilities
 
-    def allows(self, capability: Capability, target: SourceTarget) -> bool:
-        """Whether pages offer `capability` on `target`: the source can, and the target
-        does not refuse the portal changes."""
-        return self.can(capability) and not self.refuses(capability, target)
-
-    def refuses(self, capability: Capability, target: SourceTarget) -> bool:
-        """The source can, but this target does not let the portal (read only)."""
-        return bool(target.read_only) and self.can(capability) and capability in CHANGES
-
-    def refusal(self, capability: Capability, target: SourceTarget) -> str:
-        """The one sentence pages show where `capability` is not offered on `target`."""
-        if self.refuses(capability, target):
-            return target.read_only
-        return self.missing_reason(capability)
+    @property
+    def kept_in(self) -> str:
+        """What follows a target's name to say which system keeps it ("" where nothing)."""
+        return f"in {self.system}" if self.system else ""
 
     @property
     def invitation(self) -> str:
@@ -271,6 +264,14 @@ class MemoryBackend(Protocol):
     def erase_subject(self, subject: Subject) -> Erasure: ...
 
     def export(self, subject: Subject, target: SourceTarget) -> str: ...
+
+
+@runtime_checkable
+class TargetFinder(Protocol):
+    """A backend that finds one of a subject's targets by key without listing them all
+    (pages look up the target a URL names on every request)."""
+
+    def find_target(self, subject: Subject, key: str) -> SourceTarget | None: ...
 
 
 def require(backend: MemoryBackend, capability: Capability) -> None:

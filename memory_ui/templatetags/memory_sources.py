@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import Source
-from memory_ui.web.source_pages import source_item_url, source_target_url
+from memory_ui.web.source_pages import Place, source_item_url, source_target_url
 
 register = template.Library()
 
@@ -32,12 +32,18 @@ def source_sections() -> list[Section]:
 
 
 @register.simple_tag
-def source_target_link(source: Source, target: str) -> str:
-    """`{% source_target_link source key %}`: the page of one of the source's targets."""
-    return source_target_url(source, target)
+def source_target_link(source: Source, target: str, page: str = "source_target") -> str:
+    """`{% source_target_link source key %}`: a page of one of the source's targets."""
+    return source_target_url(source, target, page)
 
 
 @register.simple_tag
-def source_item_link(source: Source, target: str, item: str) -> str:
-    """`{% source_item_link source target_key item_key %}`: where one item is shown."""
-    return source_item_url(source, target, item)
+def source_item_link(source: Source, target: str, item: str, page: str = "source_item") -> str:
+    """`{% source_item_link source target_key item_key %}`: a page of one item."""
+    return source_item_url(source, target, item, page)
+
+
+@register.filter
+def source_page(place: Place, page: str) -> str:
+    """`{{ place|source_page:"source_clear" }}`: that page of the place's target."""
+    return place.url(page)

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from memory_ui.budget import fan_out
 from memory_ui.identity import Actor
-from memory_ui.sources.legacy import LegacyForbidden, LegacyStoreError, operations
+from memory_ui.sources.legacy import LegacyForbidden, LegacyNotFound, LegacyStoreError, operations
 from memory_ui.sources.legacy.adapter import READ_ONLY_REASON, LegacyBackend
 from memory_ui.sources.legacy.values import OID_UNKNOWN
 from memory_ui.sources.protocol import (
@@ -28,6 +28,10 @@ from memory_ui.sources.protocol import (
     SourceTarget,
     Subject,
 )
+
+PATH_PREFIX = "/memories/"
+MAX_PATH = 1024  # the stores' own limit (docs/legacy-stores.md, Paths)
+NOT_A_PATH = "Not a memory file path."
 
 
 def readable_name(target: SourceTarget) -> str:
@@ -74,9 +78,10 @@ class StoresBackend:
         described = fan_out(self._adapter.describe, self._adapter.configured_targets())
         return [self.shown(target) for target in described if target is not None]
 
-    def target(self, key: str) -> SourceTarget | None:
+    def find_target(self, subject: Subject, key: str) -> SourceTarget | None:
         """The configured store of that key, asking it nothing but its privileges (kept a
         minute): what a page's URL names is looked up here, never trusted."""
+        self._checked(subject)
         found = (t for t in self._adapter.configured_targets() if t.key == key)
         return next((self.shown(target) for target in found), None)
 
@@ -87,7 +92,7 @@ class StoresBackend:
         return replace(page, target=target)
 
     def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
-        return self._adapter.read_item(self._checked(subject), target, key)
+        return self._adapter.read_item(self._checked(subject), target, _path(key))
 
     def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
         found = self._adapter.search(self._checked(subject), query)
@@ -105,14 +110,17 @@ class StoresBackend:
         self, subject: Subject, target: SourceTarget, key: str, old: str, new: str
     ) -> Item:
         subject = self._checked(subject)
+        key = _path(key)
         return self._write(target, lambda: self._adapter.edit_item(subject, target, key, old, new))
 
     def replace_item(self, subject: Subject, target: SourceTarget, key: str, text: str) -> Item:
         subject = self._checked(subject)
+        key = _path(key)
         return self._write(target, lambda: self._adapter.replace_item(subject, target, key, text))
 
     def delete_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         subject = self._checked(subject)
+        key = _path(key)
         return self._write(target, lambda: self._adapter.delete_item(subject, target, key))
 
     def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
@@ -128,6 +136,14 @@ class StoresBackend:
 
     def export(self, subject: Subject, target: SourceTarget) -> str:
         return self._adapter.export(self._checked(subject), target)
+
+
+def _path(key: str) -> str:
+    """`key` when it is a memory file's path (under /memories/), which the stores keep
+    every file at; else no such file, asking the store nothing."""
+    if not key.startswith(PATH_PREFIX) or len(key) == len(PATH_PREFIX) or len(key) > MAX_PATH:
+        raise LegacyNotFound(NOT_A_PATH)
+    return key
 
 
 def stores_backend(actor: Actor) -> StoresBackend:
