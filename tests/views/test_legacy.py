@@ -954,3 +954,15 @@ def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
         assert alice.post(change, posted(item=PREFS, phrase="clear")).status_code == 403
     assert legacy.calls == calls  # refused without asking the store
     assert PREFS in legacy.files[(TRAVEL, ALICE)]
+
+
+def test_the_stores_old_addresses_lead_to_their_generic_pages(alice: Client, legacy) -> None:
+    # Bookmarks of the legacy stores' own pages, before they were the generic ones.
+    section = alice.get("/memory/legacy")
+    store = alice.get(f"/memory/legacy/{TRAVEL}/")
+    file = alice.get(f"/memory/legacy/{TRAVEL}/file?path={PREFS}", follow=True)
+
+    assert (section.status_code, section["Location"]) == (301, SECTION)
+    assert (store.status_code, store["Location"]) == (301, url("source_target"))
+    assert file.redirect_chain[0][1] == 301 and "aisle" in file.content.decode()
+    assert f"{reverse('source_item', args=['legacy'])}?" in file.redirect_chain[0][0]
