@@ -97,9 +97,10 @@ class ItemChanged(SourceError):
 
 
 class NotMatchedOnce(SourceError):
-    """An entry's old text is no longer in the item exactly once."""
+    """An entry's old text is no longer in the item exactly once: the edit no longer says
+    what to change."""
 
-    portal_status = 409
+    portal_status = 400
 
 
 def version_of(item: Item) -> str:
@@ -238,7 +239,7 @@ def entry_edit(
         audit(actor, backend.source, Action.EDIT, target, error=changed)
         raise changed
     if not old or (current.text or "").count(old) != 1:
-        raise NotMatchedOnce(NOT_MATCHED_ONCE, status=409)
+        raise NotMatchedOnce(NOT_MATCHED_ONCE, status=400)
     edited = audited(
         actor,
         backend,
