@@ -4,9 +4,9 @@ source package, so an adapter imports these and nothing of another source.
 A source is one package under `memory_ui/sources/` (docs/architecture.md, Memory sources),
 registered by `memory_ui.sources.registry` from settings. Its backend must list the targets
 a subject has and read one page of a target; everything else is a declared capability, and
-pages offer an action only where the source (and, for a legacy store, its privileges) allows it,
-saying in one sentence why where it does not. Every source's errors derive from
-`SourceError`, so a page catches and translates them once.
+pages offer an action only where the source (and the target's privileges: a read-only
+legacy store) allows it, saying in one sentence why where it does not. Every source's
+errors derive from `SourceError`, so a page catches and translates them once.
 """
 
 from __future__ import annotations

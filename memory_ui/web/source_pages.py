@@ -153,9 +153,10 @@ def source_action(
         @login_required
         def wrapper(request: HtmxHttpRequest, name: str) -> HttpResponse:
             source = source_or_404(name)
-            lacking = place_of(request, source)
-            if capability is not None and not lacking.allows(capability):
-                raise Http404(lacking.refusal(capability))
+            # What the source's adapter can do is known before any target is looked up.
+            anywhere = place_of(request, source)
+            if capability is not None and not anywhere.allows(capability):
+                raise Http404(anywhere.refusal(capability))
             form = SourceTargetForm(request.POST if request.method == "POST" else request.GET)
             if not form.is_valid():
                 raise Http404("No such memory in this system.")
