@@ -20,6 +20,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
+from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -32,6 +33,7 @@ from memory_ui.web.downloads import download_began
 from memory_ui.web.forms import first_error
 from memory_ui.web.forms.sources import SOURCE_CLEAR_PHRASE, SourceClearForm, SourceItemForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
+from memory_ui.web.item_rows import rows_html
 from memory_ui.web.source_pages import (
     Place,
     agent_titles,
@@ -72,12 +74,16 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     only: an item's text is read on its page, or opened in place."""
     assert place.target is not None
     cursor = request.GET.get("page") or None
-    context: dict[str, Any] = {"place": place, "offered": place.offered, "first_page": not cursor}
+    offered = place.offered
+    context: dict[str, Any] = {"place": place, "offered": offered, "first_page": not cursor}
     try:
         page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-        context |= {"items": page.items, "next_cursor": page.next_cursor, "error": None}
     except SourceError as exc:
         context |= {"items": (), "next_cursor": None, "error": exc}
+    else:
+        rows = rows_html(place, page.items, offered, get_token(request))
+        context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
+        context["error"] = None
     undo = request.GET.get("undo", "")
     if undo:
         # After a delete: the notice names the item from the session, never from the URL.
