@@ -7,7 +7,8 @@ free ports, in a temporary folder), with a real service-principal token. A user 
 - raw: one `GET .../entries?scope=` with requests (a pooled session), the body parsed as
   JSON: the floor any page of this store costs;
 - page: the portal's memory layer reading the store's first page (LegacyBackend.read_page,
-  what `legacy_ops.legacy_files` calls: one entries-list call, parsed into typed items).
+  what the store's page calls through the stores' backend: one entries-list call, parsed
+  into typed items).
 
 The entries list is paged by the store (100 a page, the cap), so a page of a 500-file
 store is one call whatever the store's size. Prints the medians and the ratio page / raw

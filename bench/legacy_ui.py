@@ -9,8 +9,9 @@ start here in a temporary folder: one with the legacy source on, one with it off
   the legacy source on vs off. The legacy section loads after it, when it scrolls into
   view, so the bar is <= 1.1x;
 - store page: a store holding `--files` files of alice's, its page in the portal
-  (GET /memory/legacy/<store>/: one entries-list call, the page rendered) vs one
-  entries-list call made directly with requests and the portal's own token. Bar <= 1.5x.
+  (GET /memory/sources/legacy/target?target=<store>: one entries-list call, the page
+  rendered) vs one entries-list call made directly with requests and the portal's own
+  token. Bar <= 1.5x.
 
     .venv/bin/python bench/legacy_ui.py [--files 500] [--tries 30]
 """
@@ -86,11 +87,12 @@ def run(legacy_url: str, token: str, on: str, off: str, ca: str, tries: int) -> 
     direct = requests.Session()
     direct.headers["Authorization"] = f"Bearer {token}"
     list_url = f"{legacy_url}/api/2.1/unity-catalog/memory-stores/{STORE}/entries"
+    store_page = f"{on}/memory/sources/legacy/target?target={STORE}"
     steps: dict[str, tuple[Callable[[], requests.Response], list[float]]] = {
         "dashboard on": (lambda: browser_on.get(f"{on}/", timeout=TIMEOUT), []),
         "dashboard off": (lambda: browser_off.get(f"{off}/", timeout=TIMEOUT), []),
         "entries list": (lambda: direct.get(list_url, params={"scope": UPN}, timeout=TIMEOUT), []),
-        "store page": (lambda: browser_on.get(f"{on}/memory/legacy/{STORE}/", timeout=TIMEOUT), []),
+        "store page": (lambda: browser_on.get(store_page, timeout=TIMEOUT), []),
     }
     for call, _ in steps.values():  # warm: sign-in token caches, connections, templates
         for _ in range(3):

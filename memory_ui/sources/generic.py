@@ -11,6 +11,7 @@ an export deletes only items still as the export handed them over.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,12 +30,14 @@ from memory_ui.sources.protocol import (
     SourceError,
     SourceTarget,
     Subject,
+    TargetFinder,
     require,
 )
 
 CHANGED_MEANWHILE = "It was changed since you opened it: open it again to see the change."
 NOT_EXPORTED = "Not exported with this request, so nothing was erased: export again, then erase."
 CHANGED = "Changed since the export; kept: export again, then erase."
+NOT_MATCHED_ONCE = "That text is no longer in it exactly once; open it again and try again."
 
 
 def subject_of(actor: Actor) -> Subject:
@@ -83,9 +86,21 @@ def audited[T](
 
 
 class ItemChanged(SourceError):
-    """The item is no longer the version its editor opened."""
+    """The item is no longer the version its editor opened; `current` is the item as it is
+    now, which the editor shows."""
 
     portal_status = 409
+
+    def __init__(self, current: Item) -> None:
+        super().__init__(CHANGED_MEANWHILE, status=409)
+        self.current = current
+
+
+class NotMatchedOnce(SourceError):
+    """An entry's old text is no longer in the item exactly once: the edit no longer says
+    what to change."""
+
+    portal_status = 400
 
 
 def version_of(item: Item) -> str:
@@ -94,27 +109,42 @@ def version_of(item: Item) -> str:
 
 @dataclass(frozen=True)
 class Listed:
-    """One target with its items (metadata only), as the generic pages list them."""
+    """One target with its items (metadata only), as the generic pages list them, or why
+    they could not be listed."""
 
     target: SourceTarget
-    items: tuple[Item, ...]
+    items: tuple[Item, ...] = ()
     next_cursor: str | None = None
+    error: SourceError | None = None
+
+    @property
+    def updated(self) -> dt.datetime | None:
+        """The last change among the listed items."""
+        return max((item.updated for item in self.items if item.updated), default=None)
 
 
 def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
-    """The subject's targets, each with its first page of items."""
+    """The subject's targets, each with its first page of items (a target that cannot be
+    listed says why; the others are still listed)."""
     subject = subject_of(actor)
     listed = []
     for target in backend.list_targets(subject):
-        page = backend.read_page(subject, target)
+        try:
+            page = backend.read_page(subject, target)
+        except SourceError as exc:
+            listed.append(Listed(target, error=exc))
+            continue
         listed.append(Listed(target, page.items, page.next_cursor))
     return listed
 
 
 def target_of(actor: Actor, backend: MemoryBackend, key: str) -> SourceTarget | None:
     """The subject's target of that key, looked up among theirs (a key from a URL is never
-    trusted)."""
-    return next((t for t in backend.list_targets(subject_of(actor)) if t.key == key), None)
+    trusted): by the backend's own look-up where it has one, else in the list."""
+    subject = subject_of(actor)
+    if isinstance(backend, TargetFinder):
+        return backend.find_target(subject, key)
+    return next((t for t in backend.list_targets(subject) if t.key == key), None)
 
 
 def target_page(
@@ -174,7 +204,7 @@ def item_replace(
         actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
     )
     if version_of(current) != version:
-        changed = ItemChanged(CHANGED_MEANWHILE, status=409)
+        changed = ItemChanged(current)
         audit(actor, backend.source, Action.EDIT, target, error=changed)
         raise changed
     edited = audited(
@@ -186,6 +216,46 @@ def item_replace(
     )
     audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
     return edited
+
+
+def entry_edit(
+    actor: Actor,
+    backend: MemoryBackend,
+    target: SourceTarget,
+    key: str,
+    old: str,
+    new: str,
+    version: str,
+) -> Item:
+    """One entry of an item: `old` (in it exactly once) replaced with `new`, if the item is
+    still at `version` just before saving. Audited."""
+    require(backend, Capability.EDIT_ITEM)
+    subject = subject_of(actor)
+    current = audited(
+        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
+    )
+    if version_of(current) != version:
+        changed = ItemChanged(current)
+        audit(actor, backend.source, Action.EDIT, target, error=changed)
+        raise changed
+    if not old or (current.text or "").count(old) != 1:
+        raise NotMatchedOnce(NOT_MATCHED_ONCE, status=400)
+    edited = audited(
+        actor,
+        backend,
+        Action.EDIT,
+        target,
+        lambda: backend.edit_item(subject, target, key, old, new),
+    )
+    audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
+    return edited
+
+
+def entries_of(item: Item) -> list[tuple[int, str]]:
+    """An item's entries as the pages edit them one at a time: its non-blank lines, with
+    their line numbers (1-based)."""
+    lines = (item.text or "").splitlines()
+    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
 
 
 def target_clear(actor: Actor, backend: MemoryBackend, target: SourceTarget) -> list[Outcome]:
@@ -206,6 +276,19 @@ def target_export(actor: Actor, backend: MemoryBackend, target: SourceTarget) ->
     require(backend, Capability.EXPORT)
     subject = subject_of(actor)
     text = audited(actor, backend, Action.EXPORT, target, lambda: backend.export(subject, target))
+    audit(actor, backend.source, Action.EXPORT, target, before=text)
+    return text
+
+
+def item_export(actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str) -> str:
+    """One item as a markdown document, as a target's export writes each. Audited."""
+    require(backend, Capability.EXPORT)
+    subject = subject_of(actor)
+    item = audited(
+        actor, backend, Action.EXPORT, target, lambda: backend.read_item(subject, target, key)
+    )
+    described = f"\n_{item.description}_\n" if item.description else ""
+    text = f"# {target.title}\n\n## {item.key}\n{described}\n{item.text or ''}\n"
     audit(actor, backend.source, Action.EXPORT, target, before=text)
     return text
 

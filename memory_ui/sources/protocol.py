@@ -4,9 +4,9 @@ source package, so an adapter imports these and nothing of another source.
 A source is one package under `memory_ui/sources/` (docs/architecture.md, Memory sources),
 registered by `memory_ui.sources.registry` from settings. Its backend must list the targets
 a subject has and read one page of a target; everything else is a declared capability, and
-pages offer an action only where the source (and, for a legacy store, its privileges) allows it,
-saying in one sentence why where it does not. Every source's errors derive from
-`SourceError`, so a page catches and translates them once.
+pages offer an action only where the source (and the target's privileges: a read-only
+legacy store) allows it, saying in one sentence why where it does not. Every source's
+errors derive from `SourceError`, so a page catches and translates them once.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ class SourceError(Exception):
     `str(error)`), the source's `status` (None for a transport failure), the HTTP status
     the portal answers with (`portal_status`), whether a write may have been applied all
     the same (`outcome_unknown`), the call's `correlation_id` where the source sends one,
-    and whether signing in again can help (`sign_in_helps`: only where the person's own
-    sign-in expired, never where a source refused the portal's own credentials)."""
+    whether signing in again can help (`sign_in_helps`: only where the person's own
+    sign-in expired, never where a source refused the portal's own credentials), and
+    whether trying again can (`retry_helps`: not where a refusal would only be repeated)."""
 
     portal_status = 502
     outcome_unknown = False
     sign_in_helps = False
+    retry_helps = True
     correlation_id = ""
 
     def __init__(self, message: str = "", *, status: int | None = None) -> None:
@@ -53,6 +55,16 @@ class Capability(enum.Flag):
     EXPORT = enum.auto()
     IMPORT = enum.auto()
     CONDITIONAL_WRITE = enum.auto()  # a write with a version precondition
+
+
+# What a read-only target refuses though its source can (`SourceTarget.read_only`).
+CHANGES = (
+    Capability.APPEND
+    | Capability.EDIT_ITEM
+    | Capability.DELETE_ITEM
+    | Capability.RESTORE_ITEM
+    | Capability.CLEAR_TARGET
+)
 
 
 class Unsupported(Exception):
@@ -76,6 +88,9 @@ class SourceTarget:
     title: str
     description: str = ""
     agent: str | None = None  # the agent it belongs to, when configuration says so
+    # Why the portal may not change it ("" where it may): a read-only legacy store. The
+    # changing capabilities (`CHANGES`) are then offered nowhere for it, this said instead.
+    read_only: str = ""
 
 
 @dataclass(frozen=True)
@@ -181,16 +196,34 @@ class Source:
     # Whom to ask about memory in this system the portal was never told of ("": none).
     others_note: str = ""
     items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many
-    # The adapter for one actor, where the source's pages are the portal's generic ones.
+    targets: tuple[str, str] = ("memory", "memories")  # and one of its targets, and many
+    # How a sentence names the system ("the older system"), where a target's name alone
+    # does not say which keeps it: pages then say "<target> in <system>".
+    system: str = ""
+    # What a target is in that system ("the memory store"), where people may need its key
+    # (support, an administrator): pages show the key behind "Details". "": they need not.
+    key_name: str = ""
+    # What its pages say first, beside "being turned down" where it is.
+    notice: str = ""
+    # The adapter for one actor: what search, the generic source pages (unless it has a
+    # `section` of its own) and the move into the primary source read through.
     backend: Callable[[Actor], MemoryBackend] | None = None
     # The primary source's agent-memory store, which the portal's own memory pages use.
     memories: AgentMemoryStore | None = None
+    # The targets configuration names, known without asking the source (Activity links a
+    # past event only to a target the portal still has).
+    target_keys: frozenset[str] = frozenset()
 
     def missing_reason(self, capability: Capability) -> str:
         return self.missing.get(capability, f"This is not possible in {self.title}.")
 
     def can(self, capability: Capability) -> bool:
         return capability in self.capabilities
+
+    @property
+    def kept_in(self) -> str:
+        """What follows a target's name to say which system keeps it ("" where nothing)."""
+        return f"in {self.system}" if self.system else ""
 
     @property
     def invitation(self) -> str:
@@ -237,6 +270,14 @@ class MemoryBackend(Protocol):
     def erase_subject(self, subject: Subject) -> Erasure: ...
 
     def export(self, subject: Subject, target: SourceTarget) -> str: ...
+
+
+@runtime_checkable
+class TargetFinder(Protocol):
+    """A backend that finds one of a subject's targets by key without listing them all
+    (pages look up the target a URL names on every request)."""
+
+    def find_target(self, subject: Subject, key: str) -> SourceTarget | None: ...
 
 
 def require(backend: MemoryBackend, capability: Capability) -> None:

@@ -1,6 +1,6 @@
 """`{% load memory_sources %}`: the dashboard's section of each memory system beside the
 primary one, from the registry (its own section where it has pages of its own, else the
-generic one), so the dashboard names no source."""
+generic one), so the dashboard names no source; and links to a source's target or item."""
 
 from dataclasses import dataclass
 
@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import Source
+from memory_ui.web.source_pages import Place, source_item_url, source_target_url
 
 register = template.Library()
 
@@ -28,3 +29,21 @@ def source_sections() -> list[Section]:
         elif source.backend is not None:
             sections.append(Section(source, reverse("source_section", args=[source.name])))
     return sections
+
+
+@register.simple_tag
+def source_target_link(source: Source, target: str, page: str = "source_target") -> str:
+    """`{% source_target_link source key %}`: a page of one of the source's targets."""
+    return source_target_url(source, target, page)
+
+
+@register.simple_tag
+def source_item_link(source: Source, target: str, item: str, page: str = "source_item") -> str:
+    """`{% source_item_link source target_key item_key %}`: a page of one item."""
+    return source_item_url(source, target, item, page)
+
+
+@register.filter
+def source_page(place: Place, page: str) -> str:
+    """`{{ place|source_page:"source_clear" }}`: that page of the place's target."""
+    return place.url(page)

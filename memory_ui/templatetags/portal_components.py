@@ -55,14 +55,15 @@ def alert(
     focus: bool = False,
 ) -> dict[str, Any]:
     # A source's error shows its message; an expired sign-in offers to sign in again (back
-    # to this page) instead of a retry that could only fail the same way.
+    # to this page) instead of a retry that could only fail the same way, and a refusal
+    # that trying again would only repeat offers no retry.
     error = message if isinstance(message, SourceError) else None
     return {
         "request": context.get("request"),
         "message": error.message if error else message,
         "sign_in": error is not None and error.sign_in_helps,
         "lead": lead,
-        "retry": retry,
+        "retry": retry if error is None or error.retry_helps else "",
         "retry_label": retry_label,
         "kind": kind,
         "role": "alert",

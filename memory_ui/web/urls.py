@@ -12,9 +12,6 @@ from memory_ui.web.views import (
     deletes,
     edit,
     entry,
-    legacy,
-    legacy_changes,
-    legacy_move,
     moves,
     news,
     pages,
@@ -22,6 +19,8 @@ from memory_ui.web.views import (
     restore,
     sensitive,
     signin,
+    source_changes,
+    source_move,
     sources,
     support_deletion,
     support_lookup,
@@ -31,7 +30,7 @@ from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
 deletion = "support/users/<slug:subject>/requests/<slug:request_id>"
-legacy_store = "memory/legacy/<str:key>"  # a configured store's full name (else 404)
+legacy_store = "memory/legacy/<str:key>"  # before the legacy stores had the generic pages
 # Where each memory's pages live: a page's route per scope is this + the page's suffix.
 memory_home = {"user": "memory/user", "agent": agent, "combined": f"{agent}/combined"}
 
@@ -128,25 +127,23 @@ urlpatterns = [
     path("activity", activity.activity, name="activity"),
     path("activity/receipts/<uuid:receipt_id>", receipts.receipt, name="receipt"),
     path("activity/receipts/<uuid:receipt_id>.json", receipts.receipt_json, name="receipt_json"),
-    # the legacy memory stores (seed 003): reading, changing, downloading
-    path("memory/legacy", legacy.stores, name="legacy_stores"),
-    path(f"{legacy_store}/", legacy.store, name="legacy_store"),
-    path(f"{legacy_store}/file", legacy.file, name="legacy_file"),
-    path(f"{legacy_store}/export", legacy.export, name="legacy_export"),
-    path(f"{legacy_store}/edit", legacy_changes.edit, name="legacy_edit"),
-    path(f"{legacy_store}/entry", legacy_changes.entry, name="legacy_entry"),
-    path(f"{legacy_store}/delete", legacy_changes.delete, name="legacy_delete"),
-    path(f"{legacy_store}/undo", legacy_changes.undo, name="legacy_undo"),
-    path(f"{legacy_store}/clear", legacy_changes.clear, name="legacy_clear"),
-    path(f"{legacy_store}/move", legacy_move.move, name="legacy_move"),
-    # any other memory system with only its adapter (the registry's `Source.backend`)
+    # every other memory system with its adapter (the registry's `Source.backend`)
     path("memory/sources/<slug:name>/", sources.section, name="source_section"),
     path("memory/sources/<slug:name>/target", sources.target, name="source_target"),
-    path("memory/sources/<slug:name>/edit", sources.edit, name="source_edit"),
-    path("memory/sources/<slug:name>/delete", sources.delete, name="source_delete"),
-    path("memory/sources/<slug:name>/undo", sources.undo, name="source_undo"),
+    path("memory/sources/<slug:name>/item", sources.item, name="source_item"),
+    path("memory/sources/<slug:name>/edit", source_changes.edit, name="source_edit"),
+    path("memory/sources/<slug:name>/entry", source_changes.entry, name="source_entry"),
+    path("memory/sources/<slug:name>/delete", source_changes.delete, name="source_delete"),
+    path("memory/sources/<slug:name>/undo", source_changes.undo, name="source_undo"),
     path("memory/sources/<slug:name>/clear", sources.clear, name="source_clear"),
     path("memory/sources/<slug:name>/export", sources.export, name="source_export"),
+    path("memory/sources/<slug:name>/move", source_move.move, name="source_move"),
+    # the legacy stores' own pages before they were these (seed 003): bookmarks still work
+    *(
+        path(f"{legacy_store}/{old}", sources.moved, {"name": "legacy", "page": page})
+        for old, page in sources.MOVED_PAGES.items()
+    ),
+    path("memory/legacy", sources.moved, {"name": "legacy", "page": "source_section"}),
     # search across every memory
     path("search", search_views.search, name="search"),
     path("whats-new", news.whats_new_page, name="whats_new"),

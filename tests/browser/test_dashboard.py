@@ -153,7 +153,7 @@ def test_tabbing_into_agent_cards_while_they_load_keeps_focus_there(legacy_on: s
     # the cards the user is tabbing through. It once dropped focus onto the page, and the
     # legacy section loading next took it to its heading: the next Tab skipped the cards.
     page.set_viewport_size({"width": 1280, "height": 900})
-    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/legacy$")
+    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/sources/legacy/$")
     sign_in_as(page, "Alice Example")
     travel = page.locator("#card-agent-travel-planner")
     title = travel.get_by_role("link", name="Travel Planner", exact=True)
@@ -173,7 +173,7 @@ def test_focus_stays_with_agent_cards_that_fail_to_load(legacy_on: str, page: Pa
     # The batch answers an error in place of the cards the user is tabbing through: focus
     # goes to what replaced them, not to the legacy section that loads after it.
     page.set_viewport_size({"width": 1280, "height": 900})
-    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/legacy$")
+    cards, stores = held(page, r"/cards/agents\?"), held(page, r"/memory/sources/legacy/$")
     sign_in_as(page, "Alice Example")
     tab_to(page, page.locator("#card-agent-travel-planner").get_by_role("link"))
     settings.COREAPI_BASE_URL = "https://127.0.0.1:9"  # nothing listens: the agents fail

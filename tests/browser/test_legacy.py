@@ -40,11 +40,11 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     section.scroll_into_view_if_needed()
     expect(section).to_have_attribute("aria-busy", "false")
     expect(section).to_contain_text("Being turned down")
-    expect(section.locator(".legacy-card")).to_have_count(3)  # the ones the portal may read
+    expect(section.locator(".source-card")).to_have_count(3)  # the ones the portal may read
     check_accessibility(page, "dashboard with the legacy stores")
 
     # Each store is named by its agent; its full name sits behind Details.
-    card = section.locator(".legacy-card", has_text="Travel Planner")
+    card = section.locator(".source-card", has_text="Travel Planner")
     expect(card.get_by_text(TRAVEL)).to_be_hidden()
     card.locator("summary").click()
     expect(card.get_by_text(TRAVEL)).to_be_visible()
@@ -64,7 +64,7 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     # The page starts in its field; its note on the version check says one thing.
     line = page.get_by_label("New text of this entry")
     expect(line).to_be_focused()
-    note = page.locator(".legacy-missing")
+    note = page.locator(".missing-actions")
     expect(note).to_have_text(re.compile(r"^The legacy memory stores have no version check of"))
     expect(note).to_contain_text("saves only if it is still as you opened it")
     line.fill("- Time zone: Central European Time.")
@@ -78,6 +78,7 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     expect(page.locator(".undo-notice")).to_contain_text("Deleted /memories/profile.md.")
     expect(page.locator(".legacy-files")).not_to_contain_text("/memories/profile.md")
     page.get_by_role("button", name="Undo").click()
+    page.locator(".legacy-files").get_by_role("link", name="/memories/profile.md").click()
     expect(page.locator(".markdown-body")).to_contain_text("Central European Time")
 
 
@@ -109,7 +110,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     sign_in_as(page, "Alice Example")
     section = page.locator("#legacy-stores")
     section.scroll_into_view_if_needed()
-    card = section.locator(".legacy-card", has_text="Benefits Assistant")
+    card = section.locator(".source-card", has_text="Benefits Assistant")
     expect(card.locator(".legacy-details")).to_contain_text(BENEFITS)
     expect(card).to_contain_text("Read only: the portal may not change it.")
     expect(section.locator(".legacy-read-only")).to_have_count(1)  # the benefits store only
@@ -118,7 +119,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     expect(page.get_by_role("heading", level=1)).to_have_text(
         "Benefits Assistant in the older system"
     )
-    expect(page.locator(".legacy-missing")).to_contain_text(READ_ONLY_REASON)
+    expect(page.locator(".missing-actions")).to_contain_text(READ_ONLY_REASON)
     expect(page.get_by_role("button", name="Clear this store")).to_have_count(0)
     page.get_by_text("Show contents of /memories/enrolment.md").click()
     opened = page.locator(".legacy-file-contents").first
@@ -127,7 +128,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
 
     opened.get_by_role("link", name="Open this file", exact=True).click()
     expect(page.locator(".markdown-body")).to_contain_text("PPO Plus")
-    expect(page.locator(".legacy-missing")).to_contain_text(READ_ONLY_REASON)
+    expect(page.locator(".missing-actions")).to_contain_text(READ_ONLY_REASON)
     for offer in ("Edit the whole file", "Delete this file", re.compile(r"^Edit line")):
         expect(page.get_by_role("button", name=offer)).to_have_count(0)
         expect(page.get_by_role("link", name=offer)).to_have_count(0)
@@ -135,7 +136,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     check_accessibility(page, "a read-only legacy file")
 
     page.goto("/search?q=PPO")
-    hit = page.locator(".legacy-search .search-hit", has_text="/memories/enrolment.md")
+    hit = page.locator(".source-search .search-hit", has_text="/memories/enrolment.md")
     expect(hit).to_contain_text("Read only: the portal may not change it.")
     expect(hit.get_by_role("button")).to_have_count(0)
     expect(hit.get_by_role("link")).to_have_count(1)  # to the file, where it is read

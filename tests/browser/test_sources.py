@@ -86,7 +86,7 @@ def test_from_the_dashboard_to_a_notebook_page_and_back_by_keyboard(
     page.locator("body").focus()
     for name in (
         "Download as .md",
-        "Clear",
+        "Clear this memory",
         "Edit coffee",
         "Delete coffee",
         "Edit desk",
@@ -121,7 +121,7 @@ def test_from_the_dashboard_to_a_notebook_page_and_back_by_keyboard(
     expect(items).to_contain_text("Desk 4B, by the window")
 
     page.locator("body").focus()
-    tab_to(page, page.get_by_role("button", name="Clear", exact=True))
+    tab_to(page, page.get_by_role("button", name="Clear this memory", exact=True))
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", level=1)).to_have_text("Clear Notebook page weekly")
     check_accessibility(page, "a notebook page's clear confirmation")

@@ -1,4 +1,4 @@
-"""The move from the legacy stores into CoreAPI (memory_ui.memory.legacy_move) and
+"""The move from the legacy stores into CoreAPI (memory_ui.memory.source_move) and
 `manage.py move_legacy_memory`, against both emulators over HTTP with real tokens."""
 
 from __future__ import annotations
@@ -16,19 +16,23 @@ from devstack.coreapi.app import emulator
 from devstack.serve import RunningServer
 from memory_ui.documents import parse_document
 from memory_ui.identity import Identity
-from memory_ui.memory.legacy_move import (
+from memory_ui.memory.source_move import (
     MovedFile,
+    Origin,
     Result,
     Step,
-    legacy_move_preview,
-    legacy_move_run,
+    move_origin,
+    move_preview,
+    move_run,
 )
 from memory_ui.models import AuditEvent
+from memory_ui.sources import generic, registry
 from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import CallerAuth, agent_object_id
 from memory_ui.sources.coreapi import client as coreapi_client
 from memory_ui.sources.coreapi.operations import Actor, memory_read
 from memory_ui.sources.legacy import operations as ops
+from memory_ui.sources.protocol import Item
 
 TRAVEL = "main.agents.travel_planner_memory"
 HELPDESK = "main.agents.it_helpdesk_memory"
@@ -68,10 +72,24 @@ def faults(fresh_coreapi: RunningServer) -> Iterator[Faults]:
     app.faults = Faults()
 
 
-def _travel(actor: Actor) -> ops.Store:
-    store = ops.legacy_store(actor, TRAVEL)
-    assert store is not None
-    return store
+def _store(actor: Actor, key: str = TRAVEL) -> Origin:
+    origin = move_origin(actor, registry.source("legacy"), key)
+    assert origin is not None
+    return origin
+
+
+def _travel(actor: Actor) -> Origin:
+    return _store(actor)
+
+
+def _read(actor: Actor, path: str) -> Item:
+    travel = _travel(actor)
+    return generic.item_read(actor, travel.backend, travel.target, path)
+
+
+def _files(actor: Actor) -> tuple[Item, ...]:
+    travel = _travel(actor)
+    return generic.target_page(actor, travel.backend, travel.target).items
 
 
 def _agent_memory(actor: Actor, settings, agent: str = "travel-planner") -> str:
@@ -85,7 +103,7 @@ def _results(report) -> dict[str, Result]:
 
 
 def test_preview_says_where_each_text_goes_and_what_is_already_there(alice: Actor) -> None:
-    plan = legacy_move_preview(alice, _travel(alice))
+    plan = move_preview(alice, _travel(alice))
 
     files = {f.path: f for f in plan.files}
     assert {f.destination.key for f in plan.files} == {"agent:travel-planner"}
@@ -97,7 +115,7 @@ def test_preview_says_where_each_text_goes_and_what_is_already_there(alice: Acto
     assert prefs.new_items == ("- Vegetarian meals on flights longer than three hours.",)
     assert files[PROFILE].step is Step.ALREADY_THERE  # in the memory shared with every agent
     assert files[BERLIN].step is Step.MOVE and len(files[BERLIN].new_items) == 2
-    updated = ops.legacy_file_read(alice, _travel(alice), PREFERENCES).updated
+    updated = _read(alice, PREFERENCES).updated
     assert updated is not None
     assert prefs.reason == f"Moved from {TRAVEL} {PREFERENCES} (file last changed {_z(updated)})"
     assert plan.errors == ()
@@ -111,10 +129,10 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     alice: Actor, settings
 ) -> None:
     before = _agent_memory(alice, settings)
-    berlin_changed = ops.legacy_file_read(alice, _travel(alice), BERLIN).updated
+    berlin_changed = _read(alice, BERLIN).updated
     assert berlin_changed is not None
 
-    report = legacy_move_run(alice, _travel(alice))
+    report = move_run(alice, _travel(alice))
 
     assert _results(report) == {
         PREFERENCES: Result.MOVED,
@@ -130,7 +148,7 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     assert moved.file_changed == berlin_changed.replace(microsecond=0)
     assert moved.provenance_label == "Moved in"
 
-    again = legacy_move_run(alice, _travel(alice))
+    again = move_run(alice, _travel(alice))
 
     assert set(_results(again).values()) == {Result.ALREADY_THERE}
     assert _agent_memory(alice, settings) == after
@@ -140,7 +158,7 @@ def test_move_appends_with_the_reason_verifies_and_twice_adds_nothing(
     assert moves.count() == 2 and {m.outcome for m in moves} == {"ok"}
     assert {m.destination_agent_name for m in moves} == {"travel-planner"}
     assert not AuditEvent.objects.filter(action="append").exists()
-    assert ops.legacy_files(alice, _travel(alice)).items  # nothing deleted unless asked
+    assert _files(alice)  # nothing deleted unless asked
 
 
 def test_a_failure_halfway_is_resumed_by_running_again(
@@ -150,7 +168,7 @@ def test_a_failure_halfway_is_resumed_by_running_again(
         faults.path_regex = "memory/append"
         faults.error_rate = 1.0
 
-    report = legacy_move_run(alice, _travel(alice), progress=fail_after_the_first)
+    report = move_run(alice, _travel(alice), progress=fail_after_the_first)
 
     assert _results(report) == {
         PREFERENCES: Result.MOVED,
@@ -163,7 +181,7 @@ def test_a_failure_halfway_is_resumed_by_running_again(
     assert failed.get().reason.startswith(f"Moved from {TRAVEL} {BERLIN} (file last changed ")
     faults.error_rate = 0.0
 
-    resumed = legacy_move_run(alice, _travel(alice))
+    resumed = move_run(alice, _travel(alice))
 
     assert _results(resumed)[BERLIN] is Result.MOVED
     assert _results(resumed)[PREFERENCES] is Result.ALREADY_THERE
@@ -176,21 +194,19 @@ def test_delete_only_the_verified_copies_when_asked(alice: Actor, faults: Faults
         faults.path_regex = "memory/append"
         faults.error_rate = 1.0
 
-    report = legacy_move_run(
-        alice, _travel(alice), delete_verified=True, progress=fail_after_the_first
-    )
+    report = move_run(alice, _travel(alice), delete_verified=True, progress=fail_after_the_first)
 
     assert {m.planned.path: m.deleted for m in report.files} == {
         PREFERENCES: True,
         PROFILE: True,
         BERLIN: False,  # its append failed: the legacy copy stays
     }
-    assert [i.key for i in ops.legacy_files(alice, _travel(alice)).items] == [BERLIN]
+    assert [i.key for i in _files(alice)] == [BERLIN]
     assert AuditEvent.objects.filter(action="delete-entry", source="legacy").count() == 2
 
 
 def test_move_of_one_file(alice: Actor, settings) -> None:
-    report = legacy_move_run(alice, _travel(alice), [BERLIN])
+    report = move_run(alice, _travel(alice), [BERLIN])
 
     assert _results(report) == {BERLIN: Result.MOVED}
     assert "Vegetarian meals" not in _agent_memory(alice, settings)
@@ -201,10 +217,9 @@ def test_without_the_agent_the_text_goes_to_the_shared_memory(
 ) -> None:
     settings.LEGACY_STORES_AGENTS = f'{{"no-such-agent": "{HELPDESK}"}}'
     ops.reset_caches()
-    store = ops.legacy_store(alice, HELPDESK)
-    assert store is not None
+    store = _store(alice, HELPDESK)
 
-    report = legacy_move_run(alice, store)
+    report = move_run(alice, store)
 
     assert _results(report) == {"/memories/devices.md": Result.MOVED}
     shared = memory_read(alice, Target("user")).content_markdown
@@ -260,7 +275,7 @@ def test_command_dry_run_then_real_run_then_again(legacy, tmp_path: Path, settin
 
 def test_command_refuses_an_unknown_store_and_a_bad_users_file(legacy, tmp_path: Path) -> None:
     users = _users(tmp_path, "alice@contoso.com")
-    with pytest.raises(CommandError, match="not a configured legacy store"):
+    with pytest.raises(CommandError, match="is not a configured store of Legacy memory stores"):
         _command("--store", "main.agents.nope", "--users", str(users))
     with pytest.raises(CommandError, match="is not a UPN"):
         _command("--store", HELPDESK, "--users", str(_users(tmp_path, "not a upn")))

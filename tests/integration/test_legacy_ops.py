@@ -1,6 +1,8 @@
-"""The legacy store steps (memory_ui.sources.legacy.operations) against the legacy store emulator,
-with the portal's real service-principal token: scope from the verified identity, every
-change audited with its source."""
+"""The legacy stores' steps against the legacy store emulator, with the portal's real
+service-principal token: the generic steps (memory_ui.sources.generic) over the stores'
+backend (memory_ui.sources.legacy.backend), which the pages call, and the stores' own steps
+over a person's whole memory (memory_ui.sources.legacy.operations). Scope from the verified
+identity, every change audited with its source."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from devstack.serve import RunningServer
 from memory_ui import auth
 from memory_ui.identity import Identity
 from memory_ui.models import AuditEvent
+from memory_ui.sources import generic, registry
 from memory_ui.sources.coreapi import CallerAuth, UserIdentity
-from memory_ui.sources.coreapi.operations import Actor, Version
+from memory_ui.sources.coreapi.operations import Actor
 from memory_ui.sources.legacy import (
     LegacyConflict,
     LegacyForbidden,
@@ -26,7 +29,9 @@ from memory_ui.sources.legacy.adapter import (
     FORBIDDEN_REASON,
     READ_ONLY_REASON,
 )
-from memory_ui.sources.protocol import Capability
+from memory_ui.sources.legacy.backend import stores_backend
+from memory_ui.sources.protocol import Capability, SourceTarget
+from memory_ui.web.source_pages import Place
 from tests.stack import free_port
 
 TRAVEL = "main.agents.travel_planner_memory"
@@ -71,10 +76,25 @@ def carol_for_alice(legacy) -> Actor:
     )
 
 
-def _store(actor: Actor, key: str) -> ops.Store:
-    store = ops.legacy_store(actor, key)
-    assert store is not None
-    return store
+def _store(actor: Actor, key: str) -> Place:
+    """The store as the pages work on it: the source, its backend and the target."""
+    backend = stores_backend(actor)
+    target = generic.target_of(actor, backend, key)
+    assert target is not None
+    return Place(registry.source("legacy"), backend, target)
+
+
+def _target(place: Place) -> SourceTarget:
+    assert place.target is not None
+    return place.target
+
+
+def _files(actor: Actor, place: Place) -> tuple:
+    return generic.target_page(actor, place.backend, _target(place)).items
+
+
+def _read(actor: Actor, place: Place, path: str):
+    return generic.item_read(actor, place.backend, _target(place), path)
 
 
 def _events(action: str) -> list[AuditEvent]:
@@ -82,49 +102,56 @@ def _events(action: str) -> list[AuditEvent]:
 
 
 def test_stores_are_the_readable_configured_ones_with_capabilities(alice: Actor) -> None:
-    stores = ops.legacy_stores(alice)
+    backend = stores_backend(alice)
+    stores = [
+        Place(registry.source("legacy"), backend, target)
+        for target in backend.list_targets(generic.subject_of(alice))
+    ]
 
-    assert [s.key for s in stores] == [TRAVEL, HELPDESK, BENEFITS]  # finance: no READ
+    assert [_target(s).key for s in stores] == [TRAVEL, HELPDESK, BENEFITS]  # finance: no READ
     # The source can edit; the benefits store is read-only for the portal (READ only).
-    assert all(Capability.EDIT_ITEM in s.capabilities for s in stores)
+    assert Capability.EDIT_ITEM in backend.capabilities
     assert [s.allows(Capability.EDIT_ITEM) for s in stores] == [True, True, False]
     assert not stores[0].allows(Capability.CONDITIONAL_WRITE)
-    assert "version check" in stores[0].missing(Capability.CONDITIONAL_WRITE)
+    assert "version check" in stores[0].refusal(Capability.CONDITIONAL_WRITE)
 
 
 def test_a_store_key_from_the_browser_is_only_looked_up_in_configuration(alice: Actor) -> None:
-    assert ops.legacy_store(alice, TRAVEL) is not None
-    assert ops.legacy_store(alice, "main.agents.someone_elses_store") is None
+    backend = stores_backend(alice)
+    assert generic.target_of(alice, backend, TRAVEL) is not None
+    assert generic.target_of(alice, backend, "main.agents.someone_elses_store") is None
 
 
 def test_off_when_no_base_url(alice: Actor, settings) -> None:
     settings.LEGACY_STORES_BASE_URL = ""
     ops.reset_caches()
 
-    assert ops.legacy_stores(alice) == []
-    assert ops.legacy_store(alice, TRAVEL) is None
-    assert ops.legacy_search(alice, "aisle") == []
+    # Not registered: no pages, no search, no steps.
+    assert "legacy" not in [source.name for source in registry.sources()]
 
 
 def test_files_page_has_metadata_without_contents(alice: Actor) -> None:
-    page = ops.legacy_files(alice, _store(alice, TRAVEL))
+    items = _files(alice, _store(alice, TRAVEL))
 
-    assert [i.key for i in page.items] == [
+    assert [i.key for i in items] == [
         "/memories/preferences.md",
         "/memories/profile.md",
         "/memories/trips/2026-06-berlin.md",
     ]
-    assert all(i.text is None and i.has_text and i.updated for i in page.items)
-    assert page.items[0].description == "Seat, flight and hotel preferences"
+    assert all(i.text is None and i.has_text and i.updated for i in items)
+    assert items[0].description == "Seat, flight and hotel preferences"
 
 
 def test_replace_checks_the_version_and_is_audited(alice: Actor) -> None:
     store = _store(alice, TRAVEL)
-    item = ops.legacy_file_read(alice, store, "/memories/profile.md")
-    started = Version.parse(item.version or "")
-    assert started is not None
+    item = _read(alice, store, "/memories/profile.md")
+    started = generic.version_of(item)
 
-    after = ops.legacy_file_replace(alice, store, "/memories/profile.md", "- UTC+1\n", started)
+    def replace(text: str):
+        path = "/memories/profile.md"
+        return generic.item_replace(alice, store.backend, _target(store), path, text, started)
+
+    after = replace("- UTC+1\n")
 
     assert after.text == "- UTC+1\n"
     event = _events("edit")[-1]
@@ -134,10 +161,10 @@ def test_replace_checks_the_version_and_is_audited(alice: Actor) -> None:
         TRAVEL,
     )
     assert event.outcome == "ok" and event.bytes_after == len("- UTC+1\n")
-    with pytest.raises(ops.FileChanged) as changed:  # the version the user began from is gone
-        ops.legacy_file_replace(alice, store, "/memories/profile.md", "- mine\n", started)
+    with pytest.raises(generic.ItemChanged) as changed:  # the version begun from is gone
+        replace("- mine\n")
     assert changed.value.current is not None and changed.value.current.text == "- UTC+1\n"
-    assert ops.legacy_file_read(alice, store, "/memories/profile.md").text == "- UTC+1\n"
+    assert _read(alice, store, "/memories/profile.md").text == "- UTC+1\n"
     assert _events("edit")[-1].outcome == "error"
 
 
@@ -145,52 +172,58 @@ def test_entry_edit_needs_exactly_one_match(alice: Actor) -> None:
     store = _store(alice, TRAVEL)
     path = "/memories/preferences.md"
 
-    with pytest.raises(ops.NotMatchedOnce):
-        ops.legacy_entry_edit(alice, store, path, "not in the file", "x")
-    after = ops.legacy_entry_edit(alice, store, path, "aisle seats", "window seats")
+    def edit(old: str, new: str):
+        version = generic.version_of(_read(alice, store, path))
+        return generic.entry_edit(alice, store.backend, _target(store), path, old, new, version)
+
+    with pytest.raises(generic.NotMatchedOnce):
+        edit("not in the file", "x")
+    after = edit("aisle seats", "window seats")
 
     assert "window seats" in (after.text or "") and "aisle" not in (after.text or "")
-    assert ops.NotMatchedOnce.portal_status == 400
+    assert generic.NotMatchedOnce.portal_status == 400
 
 
 def test_delete_then_undo_and_undo_never_overwrites(alice: Actor) -> None:
     store = _store(alice, HELPDESK)
-    before = ops.legacy_file_read(alice, store, "/memories/devices.md")
+    before = _read(alice, store, "/memories/devices.md")
 
-    deleted = ops.legacy_file_delete(alice, store, "/memories/devices.md")
-    assert ops.legacy_files(alice, store).items == ()
-    restored = ops.legacy_file_restore(alice, store, deleted)
+    deleted = generic.item_delete(alice, store.backend, _target(store), "/memories/devices.md")
+    assert _files(alice, store) == ()
+    restored = generic.item_restore(alice, store.backend, _target(store), deleted)
 
     assert (restored.text, restored.description) == (before.text, before.description)
     with pytest.raises(LegacyConflict):
-        ops.legacy_file_restore(alice, store, deleted)
+        generic.item_restore(alice, store.backend, _target(store), deleted)
     assert [e.outcome for e in _events("delete-entry")] == ["ok"]
     assert [e.outcome for e in _events("undo")] == ["ok", "error"]
     assert _events("undo")[-1].error_status == 409
 
 
 def test_clear_gives_per_file_results(alice: Actor) -> None:
-    rows = ops.legacy_store_clear(alice, _store(alice, BENEFITS))  # READ only: deletes refused
+    benefits = _store(alice, BENEFITS)  # READ only: deletes refused
+    rows = generic.target_clear(alice, benefits.backend, _target(benefits))
 
     assert [(r.key, r.result, r.reason) for r in rows] == [
         ("/memories/enrolment.md", "not possible", FORBIDDEN_REASON)
     ]
     assert _events("clear")[-1].outcome == "error"
-    rows = ops.legacy_store_clear(alice, _store(alice, TRAVEL))
+    travel = _store(alice, TRAVEL)
+    rows = generic.target_clear(alice, travel.backend, _target(travel))
     assert {r.result for r in rows} == {"erased"} and len(rows) == 3
-    assert ops.legacy_files(alice, _store(alice, TRAVEL)).items == ()
+    assert _files(alice, _store(alice, TRAVEL)) == ()
 
 
 def test_a_store_the_portal_may_not_read_is_refused_with_forbidden(alice: Actor) -> None:
     with pytest.raises(LegacyForbidden) as refused:
-        ops.legacy_files(alice, _store(alice, FINANCE))
+        _files(alice, _store(alice, FINANCE))
     assert refused.value.portal_status == 403
 
 
 def test_search_covers_every_readable_store(alice: Actor) -> None:
-    hits = ops.legacy_search(alice, "ThinkPad aisle")
+    hits = stores_backend(alice).search(generic.subject_of(alice), "ThinkPad aisle")
 
-    assert {(h.store.key, h.item.key) for h in hits} == {
+    assert {(target.key, item.key) for target, item in hits} == {
         (TRAVEL, "/memories/preferences.md"),
         (HELPDESK, "/memories/devices.md"),
     }
@@ -199,7 +232,7 @@ def test_search_covers_every_readable_store(alice: Actor) -> None:
 def test_export_a_file_a_store_and_everything(alice: Actor) -> None:
     store = _store(alice, TRAVEL)
 
-    one = ops.legacy_export(alice, store, "/memories/profile.md")
+    one = generic.item_export(alice, store.backend, _target(store), "/memories/profile.md")
     assert "## /memories/profile.md" in one and "Pacific Time" in one
     assert "Berlin" not in one
     everything = ops.legacy_export_all(alice)
@@ -211,7 +244,7 @@ def test_export_a_file_a_store_and_everything(alice: Actor) -> None:
 def test_support_reads_are_audited_as_reveals(carol_for_alice: Actor) -> None:
     store = _store(carol_for_alice, TRAVEL)
 
-    item = ops.legacy_file_read(carol_for_alice, store, "/memories/profile.md")
+    item = _read(carol_for_alice, store, "/memories/profile.md")
 
     assert "Pacific" in (item.text or "")
     event = _events("reveal")[-1]
@@ -242,7 +275,7 @@ def test_erasure_has_a_row_per_store_and_for_conversations(carol_for_alice: Acto
     assert (FINANCE, "not possible", finance, 0, None) in rows
     assert erasure.outcomes[-1].result == "not possible"
     assert erasure.outcomes[-1].reason == CONVERSATIONS_REASON
-    assert ops.legacy_files(carol_for_alice, _store(carol_for_alice, TRAVEL)).items == ()
+    assert _files(carol_for_alice, _store(carol_for_alice, TRAVEL)) == ()
     events = {(e.agent_object_id, e.outcome) for e in _events("erase")}
     assert events == {(TRAVEL, "ok"), (HELPDESK, "ok"), (BENEFITS, "error"), (FINANCE, "error")}
 
@@ -267,7 +300,7 @@ def test_the_erasure_plan_counts_files_and_says_what_cannot_be_erased(
     reasons = {o.key: o.reason for o in plan.outcomes}
     assert "ask hr-platform@contoso.com" in reasons[BENEFITS]
     assert reasons[FINANCE] == "The portal has no access; ask finance-platform@contoso.com."
-    assert len(ops.legacy_files(alice, _store(alice, TRAVEL)).items) == 3  # nothing changed
+    assert len(_files(alice, _store(alice, TRAVEL))) == 3  # nothing changed
     assert not _events("erase")
 
 
@@ -287,9 +320,9 @@ def test_erasure_keeps_a_file_changed_since_the_export(
 ) -> None:
     exported = _exported(carol_for_alice)
     travel = _store(alice, TRAVEL)
-    item = ops.legacy_file_read(alice, travel, "/memories/profile.md")
-    changed = ops.file_version(item)
-    ops.legacy_file_replace(alice, travel, "/memories/profile.md", "Moved to Lisbon.", changed)
+    changed = generic.version_of(_read(alice, travel, "/memories/profile.md"))
+    path, text = "/memories/profile.md", "Moved to Lisbon."
+    generic.item_replace(alice, travel.backend, _target(travel), path, text, changed)
 
     erasure = ops.legacy_erase_subject(carol_for_alice, exported)
 
@@ -299,9 +332,9 @@ def test_erasure_keeps_a_file_changed_since_the_export(
         "2 of 3 files erased; 1 left: changed since the export, kept: export again, then erase.",
     )
     assert rows[HELPDESK][0] == "erased"
-    left = ops.legacy_files(alice, travel).items
+    left = _files(alice, travel)
     assert [i.key for i in left] == ["/memories/profile.md"]
-    assert "Lisbon" in (ops.legacy_file_read(alice, travel, "/memories/profile.md").text or "")
+    assert "Lisbon" in (_read(alice, travel, "/memories/profile.md").text or "")
     assert (TRAVEL, "error") in {(e.agent_object_id, e.outcome) for e in _events("erase")}
 
 
@@ -311,19 +344,19 @@ def test_erasure_without_an_export_of_the_stores_erases_nothing(
     erasure = ops.legacy_erase_subject(carol_for_alice, None)
 
     assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.NOT_EXPORTED)]
-    assert len(ops.legacy_files(alice, _store(alice, TRAVEL)).items) == 3
+    assert len(_files(alice, _store(alice, TRAVEL))) == 3
     assert _events("erase")[-1].outcome == "error"
 
 
 def test_a_read_only_store_offers_no_change_and_a_writable_one_does(alice: Actor) -> None:
     benefits, travel = _store(alice, BENEFITS), _store(alice, TRAVEL)
 
-    assert not benefits.writable and travel.writable
+    assert _target(benefits).read_only and not _target(travel).read_only
     for capability in (Capability.EDIT_ITEM, Capability.DELETE_ITEM, Capability.CLEAR_TARGET):
         assert not benefits.allows(capability) and benefits.refuses(capability)
         assert travel.allows(capability)
     assert benefits.allows(Capability.EXPORT) and benefits.allows(Capability.SEARCH)
-    assert benefits.missing(Capability.DELETE_ITEM) == READ_ONLY_REASON
+    assert benefits.refusal(Capability.DELETE_ITEM) == READ_ONLY_REASON
 
 
 def test_a_sign_in_service_that_does_not_answer_is_worth_trying_again(
@@ -333,8 +366,9 @@ def test_a_sign_in_service_that_does_not_answer_is_worth_trying_again(
     settings.ENTRA_AUTHORITY = f"https://127.0.0.1:{free_port()}/{settings.DEVSTACK_TENANT_ID}"
     auth.reset_caches()
 
+    travel = _store(alice, TRAVEL)
     with pytest.raises(LegacyUnavailable) as unanswered:
-        ops.legacy_file_delete(alice, _store(alice, TRAVEL), "/memories/profile.md")
+        generic.item_delete(alice, travel.backend, _target(travel), "/memories/profile.md")
 
     assert unanswered.value.portal_status == 503
     assert _events("delete-entry")[-1].error_message == unanswered.value.message
@@ -344,8 +378,9 @@ def test_no_token_for_the_stores_is_the_portals_failure_and_audited(alice: Actor
     settings.ENTRA_CLIENT_SECRET = "wrong"  # the IdP refuses the portal's client credentials
     auth.reset_caches()
 
+    travel = _store(alice, TRAVEL)
     with pytest.raises(LegacyUnauthorized) as refused:
-        ops.legacy_file_delete(alice, _store(alice, TRAVEL), "/memories/profile.md")
+        generic.item_delete(alice, travel.backend, _target(travel), "/memories/profile.md")
 
     assert refused.value.message == ops.NO_TOKEN and refused.value.portal_status == 502
     assert _events("delete-entry")[-1].error_message == ops.NO_TOKEN

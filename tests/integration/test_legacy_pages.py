@@ -127,30 +127,34 @@ def test_export_everything_goes_on_without_a_source_that_fails(
     assert missing_message(registry.source("legacy")).split(";")[0] in page
 
 
+def _page(name: str, store: str, item: str = "") -> str:
+    """A page of a store's, the generic source pages' (and of one of its files)."""
+    url = f"{reverse(name, args=['legacy'])}?target={store}"
+    return url + (f"&item={item}" if item else "")
+
+
 def test_a_read_only_store_offers_no_change_and_refuses_one_with_403(alice: Client, stores) -> None:
-    file_url = reverse("legacy_file", args=[BENEFITS]) + f"?path={ENROLMENT}"
+    file_url = _page("source_item", BENEFITS, ENROLMENT)
     page = alice.get(file_url).content.decode()
 
     assert "PPO Plus" in page  # it can be read
     assert READ_ONLY_REASON.replace("'", "&#x27;") in page
     assert "Delete this file" not in page and "Edit the whole file" not in page
-    assert reverse("legacy_edit", args=[BENEFITS]) not in page
-    assert (
-        "Clear this store"
-        not in alice.get(reverse("legacy_store", args=[BENEFITS])).content.decode()
-    )
+    assert reverse("source_edit", args=["legacy"]) not in page
+    assert "Clear this store" not in alice.get(_page("source_target", BENEFITS)).content.decode()
 
-    refused = alice.post(reverse("legacy_delete", args=[BENEFITS]), {"path": ENROLMENT})
+    delete = reverse("source_delete", args=["legacy"])
+    refused = alice.post(delete, {"target": BENEFITS, "item": ENROLMENT})
     assert refused.status_code == 403
     html = refused.content.decode()
     assert "Nothing was changed." in html and READ_ONLY_REASON.replace("'", "&#x27;") in html
-    for name in ("legacy_edit", "legacy_clear"):
-        assert alice.get(reverse(name, args=[BENEFITS]) + f"?path={ENROLMENT}").status_code == 403
+    for name in ("source_edit", "source_clear"):
+        assert alice.get(_page(name, BENEFITS, ENROLMENT)).status_code == 403
     assert "PPO Plus" in alice.get(file_url).content.decode()  # still there
 
-    cards = alice.get(reverse("legacy_stores")).content.decode()
+    cards = alice.get(reverse("source_section", args=["legacy"])).content.decode()
     assert cards.count("Read only: the portal may not change it.") == 1  # benefits only
-    writable = alice.get(reverse("legacy_file", args=[TRAVEL]) + "?path=/memories/profile.md")
+    writable = alice.get(_page("source_item", TRAVEL, "/memories/profile.md"))
     assert "Delete this file" in writable.content.decode()
 
 
@@ -160,7 +164,7 @@ def test_a_store_refusing_the_portals_token_does_not_ask_to_sign_in_again(
     # A token the IdP issues the portal, for another audience: the store answers 401.
     settings.LEGACY_STORES_TOKEN_SCOPE = settings.COREAPI_APP_SCOPE
 
-    store = alice.get(reverse("legacy_store", args=[TRAVEL]))
+    store = alice.get(_page("source_target", TRAVEL))
     html = store.content.decode()
     assert store.status_code == 502
     assert REFUSED in html and "contact support" in html
@@ -243,8 +247,9 @@ def test_a_move_into_the_shared_memory_says_every_agent_will_read_it(
     alice: Client, stores, settings
 ) -> None:
     def preview() -> str:
-        url = reverse("legacy_move", args=[TRAVEL])
-        return alice.get(url, {"path": "/memories/preferences.md"}).content.decode()
+        url = reverse("source_move", args=["legacy"])
+        query = {"target": TRAVEL, "item": "/memories/preferences.md"}
+        return alice.get(url, query).content.decode()
 
     assert "not one of your agents" not in preview()  # into Travel Planner's own memory
 

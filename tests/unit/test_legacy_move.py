@@ -1,5 +1,5 @@
 """What the move counts as one item and as "already there", and the command's input and
-table (memory_ui.memory.legacy_move, manage.py move_legacy_memory)."""
+table (memory_ui.memory.source_move, manage.py move_legacy_memory)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError
 
 from memory_ui.management.commands.move_legacy_memory import read_users, table
-from memory_ui.memory.legacy_move import _normal, _present, items_of
+from memory_ui.memory.source_move import _normal, _present, items_of
 
 
 def test_items_are_list_items_with_continuations_and_paragraphs() -> None:

@@ -20,13 +20,11 @@ from memory_ui.memory.search import (
     excerpt,
     search_loaded,
 )
-from memory_ui.memory.source_search import LegacyHit, LegacyResults, search_counts
+from memory_ui.memory.source_search import SourceHit, SourceResults, search_counts
 from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.coreapi import Agent, CoreAPIUnavailable, Memory
 from memory_ui.sources.coreapi.operations import Loaded
-from memory_ui.sources.legacy import LegacyUnavailable
-from memory_ui.sources.legacy.operations import Store
-from memory_ui.sources.protocol import Capability, SourceTarget
+from memory_ui.sources.protocol import Source, SourceError, SourceTarget
 
 TRAVEL = Agent(name="travel-planner", object_id="/agents/travel-planner", display_name="Travel")
 HELPDESK = Agent(name="it-helpdesk", object_id="/agents/it-helpdesk", display_name="IT Helpdesk")
@@ -238,24 +236,28 @@ def test_an_empty_text_lists_everything_the_other_filters_let_through(text: str)
     assert SearchQuery(reason="x").filtered
 
 
-def _legacy_hit(store: str, path: str) -> LegacyHit:
-    target = SourceTarget("legacy", store, store, "", None)
-    return LegacyHit(Store(target, Capability(0)), path, "", [])
+STORES = Source("stores", "Legacy memory stores", "Files kept elsewhere.")
+
+
+def _other_hit(store: str, path: str) -> SourceHit:
+    return SourceHit(SourceTarget("stores", store, store, "", None), path, "", [])
 
 
 def test_counts_take_every_system_searched():
     results = search(loaded(USER), loaded("", Target("agent", TRAVEL)), text="prefers")
-    legacy = LegacyResults(
-        [_legacy_hit("a", "/memories/x.md"), _legacy_hit("a", "/y.md"), _legacy_hit("b", "/z.md")]
+    other = SourceResults(
+        STORES,
+        [_other_hit("a", "/memories/x.md"), _other_hit("a", "/y.md"), _other_hit("b", "/z.md")],
     )
 
-    counts = search_counts(results, legacy)
+    counts = search_counts(results, [other])
 
     assert (counts.matches, counts.memories, counts.unsearched) == (4, 3, 0)
-    assert search_counts(results, None).matches == 1
-    failed = search_counts(results, LegacyResults(error=LegacyUnavailable()))
+    assert search_counts(results).matches == 1
+    failed = search_counts(results, [SourceResults(STORES, error=SourceError("down"))])
     assert (failed.matches, failed.memories, failed.unsearched) == (1, 1, 1)
-    # CoreAPI holds nothing, a legacy store does: there is memory.
+    # CoreAPI holds nothing, another system's target does: there is memory.
     empty = search(loaded(""), text="x")
-    assert empty.nothing_remembered and search_counts(empty, None).nothing_remembered
-    assert not search_counts(empty, LegacyResults([_legacy_hit("a", "/x.md")])).nothing_remembered
+    assert empty.nothing_remembered and search_counts(empty).nothing_remembered
+    other = SourceResults(STORES, [_other_hit("a", "/x.md")])
+    assert not search_counts(empty, [other]).nothing_remembered

@@ -1,4 +1,5 @@
-"""The legacy memory stores' screens (views.legacy, views.legacy_changes) through Django's
+"""The legacy memory stores' pages (the generic source pages: views.sources,
+views.source_changes, views.source_move) through Django's
 test client, with the legacy source replaced by `tests.fake_legacy.FakeLegacyBackend`
 (installed where `legacy_ops` looks it up). That fake is what lets a source lack each
 capability in turn; the real adapter and emulator are covered in tests/integration."""
@@ -16,7 +17,6 @@ from unittest.mock import Mock
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils.http import urlencode
 
 from memory_ui.audit import AuditEvent
 from memory_ui.memory.everything import missing_message
@@ -55,8 +55,17 @@ def legacy(fake, settings, monkeypatch: pytest.MonkeyPatch) -> FakeLegacyBackend
     return backend
 
 
-def url(name: str, query: str = "") -> str:
-    return reverse(name, args=[TRAVEL]) + (f"?{query}" if query else "")
+SECTION = reverse("source_section", args=["legacy"])
+
+
+def url(name: str, query: str = "", store: str = TRAVEL) -> str:
+    """A page of the store's, the generic source pages' (the item in `query`)."""
+    return reverse(name, args=["legacy"]) + f"?target={store}" + (f"&{query}" if query else "")
+
+
+def posted(**fields: str) -> dict[str, str]:
+    """A form's fields, with the store the travel planner's."""
+    return {"target": TRAVEL, **fields}
 
 
 def test_dashboard_first_paint_does_not_call_the_legacy_source(alice: Client, legacy) -> None:
@@ -65,20 +74,20 @@ def test_dashboard_first_paint_does_not_call_the_legacy_source(alice: Client, le
     assert legacy.calls == []
     section = re.search(r'<section id="legacy-stores"[^>]*>', page)
     assert section and 'hx-trigger="intersect once"' in section.group(0)
-    assert f'href="{reverse("legacy_stores")}"' in page  # works without JavaScript
+    assert f'href="{SECTION}"' in page  # works without JavaScript
 
 
 def test_dashboard_has_no_legacy_section_when_the_source_is_off(alice: Client, settings) -> None:
     settings.LEGACY_STORES_BASE_URL = ""
 
     assert 'id="legacy-stores"' not in alice.get(reverse("dashboard")).content.decode()
-    assert alice.get(reverse("legacy_stores")).status_code == 404
+    assert alice.get(SECTION).status_code == 404
 
 
 def test_section_shows_each_store_as_being_turned_down_with_its_files(
     alice: Client, legacy
 ) -> None:
-    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    response = alice.get(SECTION, headers={"HX-Request": "true"})
     html = response.content.decode()
 
     assert response.status_code == 200
@@ -90,7 +99,7 @@ def test_section_shows_each_store_as_being_turned_down_with_its_files(
 
 
 def test_store_page_lists_files_and_the_turn_down_notice(alice: Client, legacy) -> None:
-    html = alice.get(url("legacy_store")).content.decode()
+    html = alice.get(url("source_target")).content.decode()
 
     assert "being turned down" in html
     assert PREFS in html and "Prefs" in html and "/memories/trips/berlin.md" in html
@@ -115,7 +124,7 @@ def test_cards_are_named_by_the_agents_display_name_and_say_older_system(
         replace(agent, display_name="Trip Helper") if agent.name == "travel-planner" else agent
         for agent in fake.agents
     ]
-    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    response = alice.get(SECTION, headers={"HX-Request": "true"})
     html = response.content.decode()
     shown = outside_details(html)
 
@@ -126,7 +135,7 @@ def test_cards_are_named_by_the_agents_display_name_and_say_older_system(
     # The technical name is still there, folded away under each card's name.
     details = re.findall(r'<details class="legacy-details">.*?</details>', html, flags=re.S)
     assert len(details) == 2 and TRAVEL in details[0] and STORES["it-helpdesk"] in details[1]
-    intro = re.search(r'<p class="legacy-notice">(.*?)</p>', html, flags=re.S)
+    intro = re.search(r'<p class="source-description">(.*?)</p>', html, flags=re.S)
     assert intro and intro[1].casefold().count("turned down") == 1
 
 
@@ -139,7 +148,7 @@ def test_a_store_whose_agent_the_person_cannot_read_gets_a_readable_name(
         replace(agent, display_name="Trip Helper") if agent.name == "travel-planner" else agent
         for agent in fake.agents
     ]
-    html = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}).content.decode()
+    html = alice.get(SECTION, headers={"HX-Request": "true"}).content.decode()
 
     titles = re.findall(r'<h3 id="legacy-card-\d+"><a [^>]*>([^<]*)</a></h3>', html)
     assert titles == ["Trip Helper", "It Helpdesk"]  # the agent name, made readable
@@ -149,7 +158,7 @@ def test_stores_keep_readable_names_when_coreapi_cannot_list_the_agents(
     alice: Client, legacy, fake
 ) -> None:
     fake.fail("list_agents", CoreAPIUnavailable("CoreAPI is unavailable, try again."))
-    response = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
+    response = alice.get(SECTION, headers={"HX-Request": "true"})
 
     titles = re.findall(
         r'<h3 id="legacy-card-\d+"><a [^>]*>([^<]*)</a></h3>', response.content.decode()
@@ -159,10 +168,10 @@ def test_stores_keep_readable_names_when_coreapi_cannot_list_the_agents(
 
 def test_store_and_file_pages_name_the_agent_and_the_older_system(alice: Client, legacy) -> None:
     pages = {
-        "store": alice.get(url("legacy_store")),
-        "file": alice.get(url("legacy_file", f"path={PREFS}")),
-        "move": alice.get(url("legacy_move", f"path={PREFS}")),
-        "clear": alice.get(url("legacy_clear")),
+        "store": alice.get(url("source_target")),
+        "file": alice.get(url("source_item", f"item={PREFS}")),
+        "move": alice.get(url("source_move", f"item={PREFS}")),
+        "clear": alice.get(url("source_clear")),
     }
 
     for name, response in pages.items():
@@ -178,15 +187,15 @@ def test_store_and_file_pages_name_the_agent_and_the_older_system(alice: Client,
     assert "Travel Planner in the older system" in store
     assert "The older system is being turned down." in store
     assert f"this is the memory store {TRAVEL}" in store  # in its Details
-    assert re.search(r"<title>Travel Planner · older system", body(pages["store"]))
+    assert re.search(r"<title>Travel Planner · the older system", body(pages["store"]))
     assert "Move to your current memory" in page_text(pages["file"])
     assert "Clear Travel Planner in the older system" in page_text(pages["clear"])
 
 
 def test_store_page_pages_with_the_store_token(alice: Client, legacy) -> None:
     legacy.page_size = 1
-    first = alice.get(url("legacy_store")).content.decode()
-    next_url = re.search(r'href="([^"]*\?page=[^"]*)">Next files', first)
+    first = alice.get(url("source_target")).content.decode()
+    next_url = re.search(r'href="([^"]*[?;]page=[^"]*)">Next files', first)
 
     assert next_url and PREFS in first and "berlin" not in first
     second = alice.get(next_url.group(1).replace("&amp;", "&")).content.decode()
@@ -195,21 +204,21 @@ def test_store_page_pages_with_the_store_token(alice: Client, legacy) -> None:
 
 
 def test_empty_store_and_other_users_files(bob: Client, legacy) -> None:
-    html = bob.get(url("legacy_store")).content.decode()
+    html = bob.get(url("source_target")).content.decode()
 
     assert "This store keeps no files about you." in html
     assert PREFS not in html  # the scope is bob's, from his identity
 
 
 def test_unknown_store_is_404(alice: Client, legacy) -> None:
-    response = alice.get(reverse("legacy_store", args=["main.finance.secret_memory"]))
+    response = alice.get(url("source_target", store="main.finance.secret_memory"))
 
     assert response.status_code == 404
     assert legacy.calls == []
 
 
 def test_anonymous_is_sent_to_sign_in(legacy) -> None:
-    response = Client().get(url("legacy_store"))
+    response = Client().get(url("source_target"))
 
     assert response.status_code == 302 and "login" in response["Location"]
 
@@ -217,28 +226,28 @@ def test_anonymous_is_sent_to_sign_in(legacy) -> None:
 def test_file_page_renders_contents_sanitized(alice: Client, legacy) -> None:
     legacy.put("travel-planner", ALICE, "/memories/x.md", "Hi <script>alert(1)</script> there")
 
-    html = alice.get(url("legacy_file", "path=/memories/x.md")).content.decode()
+    html = alice.get(url("source_item", "item=/memories/x.md")).content.decode()
 
     assert "<script>alert(1)" not in html
     assert "Hi" in html and "Edit the whole file" in html
 
 
 def test_file_htmx_is_the_contents_only(alice: Client, legacy) -> None:
-    response = alice.get(url("legacy_file", f"path={PREFS}"), headers={"HX-Request": "true"})
+    response = alice.get(url("source_item", f"item={PREFS}"), headers={"HX-Request": "true"})
 
     assert "aisle" in response.content.decode()
     assert '<h1 class="legacy-path"' not in response.content.decode()
 
 
 def test_missing_file_is_404_with_a_message(alice: Client, legacy) -> None:
-    response = alice.get(url("legacy_file", "path=/memories/none.md"))
+    response = alice.get(url("source_item", "item=/memories/none.md"))
 
     assert response.status_code == 404
     assert "couldn" in response.content.decode()
 
 
 def _version(client: Client) -> str:
-    html = client.get(url("legacy_edit", f"path={PREFS}")).content.decode()
+    html = client.get(url("source_edit", f"item={PREFS}")).content.decode()
     found = re.search(r'name="version" value="([^"]+)"', html)
     assert found
     return found.group(1)
@@ -246,14 +255,14 @@ def _version(client: Client) -> str:
 
 def test_whole_file_edit_previews_then_saves(alice: Client, legacy) -> None:
     version = _version(alice)
-    form = {"path": PREFS, "text": "# Travel\n\n- Window seats", "version": version}
+    form = posted(item=PREFS, text="# Travel\n\n- Window seats", version=version)
 
-    preview = alice.post(url("legacy_edit"), {**form, "action": "preview"})
+    preview = alice.post(url("source_edit"), {**form, "action": "preview"})
     assert "Preview of your change" in preview.content.decode()
     assert "Window seats" in preview.content.decode()
     assert "aisle" in legacy.files[(TRAVEL, ALICE)][PREFS].text  # nothing saved yet
 
-    saved = alice.post(url("legacy_edit"), {**form, "action": "save"})
+    saved = alice.post(url("source_edit"), {**form, "action": "save"})
     assert saved.status_code == 302
     assert legacy.files[(TRAVEL, ALICE)][PREFS].text == "# Travel\n\n- Window seats"
     assert AuditEvent.objects.filter(source="legacy", action="edit").exists()
@@ -262,23 +271,23 @@ def test_whole_file_edit_previews_then_saves(alice: Client, legacy) -> None:
 def test_whole_file_edit_refuses_a_file_changed_meanwhile(alice: Client, legacy) -> None:
     version = _version(alice)
     legacy.put("travel-planner", ALICE, PREFS, "changed elsewhere")
-    form = {"path": PREFS, "text": "mine", "version": version, "action": "save"}
+    form = posted(item=PREFS, text="mine", version=version, action="save")
 
-    response = alice.post(url("legacy_edit"), form)
+    response = alice.post(url("source_edit"), form)
 
     html = response.content.decode()
     assert response.status_code == 409
-    assert "changed elsewhere" in html and ">mine</textarea>" in html  # nothing lost
+    assert "changed elsewhere" in html and ">\nmine</textarea>" in html  # nothing lost
     assert legacy.files[(TRAVEL, ALICE)][PREFS].text == "changed elsewhere"
 
 
 def test_one_entry_edit_is_a_str_replace(alice: Client, legacy) -> None:
-    page = alice.get(url("legacy_entry", f"path={PREFS}&line=3")).content.decode()
+    page = alice.get(url("source_entry", f"item={PREFS}&line=3")).content.decode()
     version = re.search(r'name="version" value="([^"]+)"', page)
     assert version and 'value="- Prefers aisle seats"' in page
 
-    form = {"path": PREFS, "old": "- Prefers aisle seats", "new": "- Prefers window seats"}
-    response = alice.post(url("legacy_entry"), {**form, "version": version[1], "action": "save"})
+    form = posted(item=PREFS, old="- Prefers aisle seats", new="- Prefers window seats")
+    response = alice.post(url("source_entry"), {**form, "version": version[1], "action": "save"})
 
     assert response.status_code == 302
     assert (
@@ -291,17 +300,17 @@ def test_a_line_that_is_no_number_is_a_400_not_a_500(alice: Client, legacy, capl
     for line in ("²", "٣x", "-1", "three"):
         legacy.calls.clear()
         with caplog.at_level(logging.ERROR):
-            response = alice.get(url("legacy_entry", f"path={PREFS}&line={line}"))
+            response = alice.get(url("source_entry", f"item={PREFS}&line={line}"))
         assert refused(response, 400), line
         assert legacy.calls == []  # refused before the store is asked for the file
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     # A number that names no entry is still a 404; a good one still opens its line.
-    assert alice.get(url("legacy_entry", f"path={PREFS}&line=99")).status_code == 404
-    assert alice.get(url("legacy_entry", f"path={PREFS}&line=3")).status_code == 200
+    assert alice.get(url("source_entry", f"item={PREFS}&line=99")).status_code == 404
+    assert alice.get(url("source_entry", f"item={PREFS}&line=3")).status_code == 200
 
 
 def test_delete_then_undo_recreates_the_path(alice: Client, legacy) -> None:
-    deleted = alice.post(url("legacy_delete"), {"path": PREFS})
+    deleted = alice.post(url("source_delete"), posted(item=PREFS))
 
     assert deleted.status_code == 302 and "undo=" in deleted["Location"]
     assert PREFS not in legacy.files[(TRAVEL, ALICE)]
@@ -310,30 +319,30 @@ def test_delete_then_undo_recreates_the_path(alice: Client, legacy) -> None:
     token = re.search(r'name="undo" value="([^"]+)"', page)
     assert token
 
-    undone = alice.post(url("legacy_undo"), {"undo": token.group(1)})
+    undone = alice.post(url("source_undo"), posted(undo=token.group(1)))
     assert undone.status_code == 302
     assert legacy.files[(TRAVEL, ALICE)][PREFS].description == "Prefs"
-    assert alice.post(url("legacy_undo"), {"undo": token.group(1)}).status_code == 302
-    assert "can no longer be undone" in alice.get(url("legacy_store")).content.decode()
+    assert alice.post(url("source_undo"), posted(undo=token.group(1))).status_code == 302
+    assert "can no longer be undone" in alice.get(url("source_target")).content.decode()
 
 
 def test_undo_token_of_another_session_does_nothing(alice: Client, legacy) -> None:
-    page = alice.get(alice.post(url("legacy_delete"), {"path": PREFS})["Location"])
+    page = alice.get(alice.post(url("source_delete"), posted(item=PREFS))["Location"])
     token = re.search(r'name="undo" value="([^"]+)"', page.content.decode())
     assert token
     mallory = signed_in(Client(), "mallory@contoso.com")
 
-    mallory.post(url("legacy_undo"), {"undo": token.group(1)})
+    mallory.post(url("source_undo"), posted(undo=token.group(1)))
 
     assert PREFS not in legacy.files[(TRAVEL, ALICE)]
     assert not legacy.files.get((TRAVEL, "mallory@contoso.com"))
 
 
 def test_clear_needs_the_typed_word_then_reports_each_file(alice: Client, legacy) -> None:
-    refused = alice.post(url("legacy_clear"), {"phrase": "yes"})
+    refused = alice.post(url("source_clear"), posted(phrase="yes"))
     assert refused.status_code == 400 and legacy.files[(TRAVEL, ALICE)]
 
-    done = alice.post(url("legacy_clear"), {"phrase": "clear"}).content.decode()
+    done = alice.post(url("source_clear"), posted(phrase="clear")).content.decode()
 
     assert "Every file is deleted" in done
     assert PREFS in done and "/memories/trips/berlin.md" in done
@@ -341,8 +350,8 @@ def test_clear_needs_the_typed_word_then_reports_each_file(alice: Client, legacy
 
 
 def test_export_of_store_and_file(alice: Client, legacy) -> None:
-    store = alice.get(url("legacy_export"))
-    one = alice.get(url("legacy_export", f"path={PREFS}"))
+    store = alice.get(url("source_export"))
+    one = alice.get(url("source_export", f"item={PREFS}"))
 
     assert store["Content-Disposition"].startswith("attachment")
     assert "aisle" in store.content.decode() and "Berlin" in store.content.decode()
@@ -352,7 +361,7 @@ def test_export_of_store_and_file(alice: Client, legacy) -> None:
 def test_posts_need_csrf(legacy) -> None:
     client = signed_in(Client(enforce_csrf_checks=True), ALICE)
 
-    assert client.post(url("legacy_delete"), {"path": PREFS}).status_code == 403
+    assert client.post(url("source_delete"), posted(item=PREFS)).status_code == 403
     assert PREFS in legacy.files[(TRAVEL, ALICE)]
 
 
@@ -365,10 +374,10 @@ LINKS = {
     Capability.EXPORT: "Download as .md",
 }
 POSTS = {
-    Capability.EDIT_ITEM: ("legacy_edit", {"path": PREFS, "text": "x", "action": "save"}),
-    Capability.DELETE_ITEM: ("legacy_delete", {"path": PREFS}),
-    Capability.RESTORE_ITEM: ("legacy_undo", {"undo": "t"}),
-    Capability.CLEAR_TARGET: ("legacy_clear", {"phrase": "clear"}),
+    Capability.EDIT_ITEM: ("source_edit", posted(item=PREFS, text="x", version="v")),
+    Capability.DELETE_ITEM: ("source_delete", posted(item=PREFS)),
+    Capability.RESTORE_ITEM: ("source_undo", posted(undo="t")),
+    Capability.CLEAR_TARGET: ("source_clear", posted(phrase="clear")),
 }
 
 
@@ -387,8 +396,8 @@ def test_a_missing_capability_hides_the_action_and_says_why(
 ) -> None:
     legacy.capabilities = CAPABILITIES & ~lacking
 
-    pages = alice.get(url("legacy_store")).content.decode()
-    pages += alice.get(url("legacy_file", f"path={PREFS}")).content.decode()
+    pages = alice.get(url("source_target")).content.decode()
+    pages += alice.get(url("source_item", f"item={PREFS}")).content.decode()
 
     assert missing_sentence(lacking) in pages
     if lacking in LINKS:
@@ -397,14 +406,14 @@ def test_a_missing_capability_hides_the_action_and_says_why(
         name, form = POSTS[lacking]
         assert alice.post(url(name), form).status_code == 404
     if lacking == Capability.EXPORT:
-        assert alice.get(url("legacy_export")).status_code == 404
+        assert alice.get(url("source_export")).status_code == 404
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2  # nothing changed
 
 
 def test_with_every_capability_no_missing_sentence_but_the_version_check(
     alice: Client, legacy
 ) -> None:
-    html = alice.get(url("legacy_file", f"path={PREFS}")).content.decode()
+    html = alice.get(url("source_item", f"item={PREFS}")).content.decode()
 
     for capability, link in LINKS.items():
         assert link in html or capability == Capability.CLEAR_TARGET
@@ -427,7 +436,7 @@ def test_search_covers_the_legacy_files_and_links_to_each(alice: Client, legacy)
     html = alice.get(reverse("search"), {"q": "aisle seats"}).content.decode()
 
     assert "Legacy memory stores" in html
-    assert f"{url('legacy_file')}?path={PREFS}" in html
+    assert f"{url('source_item')}&amp;item={PREFS}" in html
     assert "<mark>aisle seats</mark>" in html
     assert "berlin" not in html.lower()
 
@@ -465,13 +474,13 @@ def test_search_of_one_memory_or_by_reason_leaves_the_legacy_stores_out(
 
 def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, fake) -> None:
     fake.put("# Travel\n\n- Vegan\n", agent="travel-planner")  # one item is already there
-    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    preview = alice.get(url("source_move", f"item={PREFS}")).content.decode()
 
     assert "Prefers aisle seats" in preview and "already there, skipped" in preview
     assert f"Moved from {TRAVEL} {PREFS}" in preview
     assert "aisle" not in fake.text("travel-planner")  # a preview writes nothing
 
-    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    done = alice.post(url("source_move"), posted(item=PREFS, delete_verified="on"))
     html = done.content.decode()
     assert done.status_code == 200 and "The move is done" in html
     assert "the copy in the older system is deleted" in html
@@ -480,7 +489,7 @@ def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, 
 
     legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Prefers aisle seats\n- Vegan")
     before = fake.text("travel-planner")
-    again = alice.post(url("legacy_move"), {"path": PREFS}).content.decode()
+    again = alice.post(url("source_move"), posted(item=PREFS)).content.decode()
     assert "already there" in again
     assert fake.text("travel-planner") == before
     assert PREFS in legacy.files[(TRAVEL, ALICE)]  # not asked to delete: kept
@@ -488,7 +497,7 @@ def test_legacy_move_preview_then_run_twice_adds_nothing(alice: Client, legacy, 
 
 def test_a_move_that_would_add_nothing_is_not_offered(alice: Client, legacy, fake) -> None:
     fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
-    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    preview = alice.get(url("source_move", f"item={PREFS}")).content.decode()
 
     assert "already there, skipped" in preview and "to add:" not in preview
     assert "Nothing here is missing from your current memory, so moving would add nothing." in (
@@ -496,13 +505,13 @@ def test_a_move_that_would_add_nothing_is_not_offered(alice: Client, legacy, fak
     )
     assert ">Move to your current memory</button>" not in preview
     # The way on is back; deleting the copies CoreAPI already has is offered, not first.
-    back = url("legacy_file", urlencode({"path": PREFS}))
+    back = url("source_item", f"item={PREFS}").replace("&", "&amp;")
     assert f'<a href="{back}" role="button">Back</a>' in preview
     delete = '<button type="submit" class="secondary outline">Delete the copies in the older system'
     assert f"{delete}</button>" in preview
     assert 'name="delete_verified" value="on"' in preview
 
-    done = alice.post(url("legacy_move"), {"path": PREFS, "delete_verified": "on"})
+    done = alice.post(url("source_move"), posted(item=PREFS, delete_verified="on"))
     assert "the copy in the older system is deleted" in done.content.decode()
     assert PREFS not in legacy.files[(TRAVEL, ALICE)]
 
@@ -512,7 +521,7 @@ def test_a_move_that_would_add_nothing_without_delete_only_goes_back(
 ) -> None:
     legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
     fake.put("# Travel\n\n- Prefers aisle seats\n- Vegan\n", agent="travel-planner")
-    preview = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    preview = alice.get(url("source_move", f"item={PREFS}")).content.decode()
 
     assert missing_sentence(Capability.DELETE_ITEM) in preview
     assert "<button" not in preview.split("<main")[1].split("</main>")[0]
@@ -528,7 +537,7 @@ def test_a_moved_file_keeps_its_time_is_not_new_and_is_one_activity_event(
     alice.get("/memory/agents/travel-planner")
     agent_adds(fake, clock, "travel-planner", "- Window seat on night trains", "Trip talk")
 
-    alice.post(url("legacy_move"), {"path": PREFS})
+    alice.post(url("source_move"), posted(item=PREFS))
     page = alice.get("/memory/agents/travel-planner").content.decode()
 
     reason = f"Moved from {TRAVEL} {PREFS} (file last changed 2026-12-01T09:30:00Z)"
@@ -541,7 +550,7 @@ def test_a_moved_file_keeps_its_time_is_not_new_and_is_one_activity_event(
     event = AuditEvent.objects.get(action="move")
     assert (event.reason, event.destination_agent_name) == (reason, "travel-planner")
 
-    alice.post(url("legacy_move"), {"path": PREFS})  # everything is there: nothing done
+    alice.post(url("source_move"), posted(item=PREFS))  # everything is there: nothing done
 
     page = alice.get(reverse("activity")).content.decode()
     rows = table_rows(page)
@@ -558,12 +567,12 @@ def page_entry(html: str, text: str) -> str:
 
 
 def test_a_move_that_widens_who_reads_the_text_says_so_before(alice: Client, legacy, fake) -> None:
-    own_agent = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
+    own_agent = alice.get(url("source_move", f"item={PREFS}")).content.decode()
     assert "not one of your agents" not in own_agent
 
     fake.agents = [agent for agent in fake.agents if agent.name != "travel-planner"]
-    one = alice.get(url("legacy_move", f"path={PREFS}")).content.decode()
-    every = alice.get(url("legacy_move")).content.decode()
+    one = alice.get(url("source_move", f"item={PREFS}")).content.decode()
+    every = alice.get(url("source_move")).content.decode()
 
     assert "Into <strong>Shared with every agent</strong>" in one
     widening = re.search(r'<p id="move-widening"[^>]*><strong>([^<]*)</strong>', one)
@@ -580,11 +589,11 @@ def test_move_without_delete_capability_says_why_and_keeps_the_copies(
     alice: Client, legacy, fake
 ) -> None:
     legacy.capabilities = CAPABILITIES & ~Capability.DELETE_ITEM
-    preview = alice.get(url("legacy_move")).content.decode()
+    preview = alice.get(url("source_move")).content.decode()
 
     assert missing_sentence(Capability.DELETE_ITEM) in preview
     assert 'name="delete_verified"' not in preview
-    alice.post(url("legacy_move"), {"delete_verified": "on"})
+    alice.post(url("source_move"), {"delete_verified": "on"})
     assert len(legacy.files[(TRAVEL, ALICE)]) == 2
 
 
@@ -702,7 +711,7 @@ def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
 def test_store_list_escapes_hostile_paths_and_descriptions(alice: Client, legacy) -> None:
     legacy.put("travel-planner", ALICE, '/memories/"><b>x.md', "x", "<img src=x onerror=alert(1)>")
 
-    html = alice.get(url("legacy_store")).content.decode()
+    html = alice.get(url("source_target")).content.decode()
 
     assert "<img src=x" not in html and '"><b>' not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -747,7 +756,7 @@ def test_support_export_without_the_stores_says_so_and_their_erasure_erases_noth
 
 
 def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Client, legacy) -> None:
-    alice.post(url("legacy_delete"), {"path": PREFS})
+    alice.post(url("source_delete"), posted(item=PREFS))
     assert AuditEvent.objects.filter(source="legacy", action="delete-entry").exists()
 
     own = alice.get(reverse("activity")).content.decode()
@@ -761,7 +770,7 @@ def test_activity_and_the_audit_name_the_legacy_store(alice: Client, carol: Clie
 
 def test_admin_lists_and_filters_audit_events_by_system(carol: Client, legacy) -> None:
     alice_client = signed_in(Client(), ALICE)
-    alice_client.post(url("legacy_delete"), {"path": PREFS})
+    alice_client.post(url("source_delete"), posted(item=PREFS))
     AuditEvent.objects.create(actor_upn=ALICE, subject_upn=ALICE, action="edit", scope="user")
     changelist = reverse("admin:memory_ui_auditevent_changelist")
 
@@ -785,7 +794,7 @@ def test_a_legacy_clear_and_erasure_keep_the_reason_given(alice: Client, carol: 
     own clear has none, support's erasure has the request's."""
     from tests.views.test_support import REASON, clear, export, start
 
-    alice.post(url("legacy_clear"), {"phrase": "clear"})
+    alice.post(url("source_clear"), posted(phrase="clear"))
     legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Vegan", "Prefs")
     request_url = start(carol)
     export(carol, request_url)
@@ -806,14 +815,14 @@ def test_a_legacy_clear_and_erasure_keep_the_reason_given(alice: Client, carol: 
 def test_own_activity_links_legacy_events_to_configured_stores_only(
     alice: Client, carol: Client, legacy, settings
 ) -> None:
-    alice.post(url("legacy_delete"), {"path": PREFS})
+    alice.post(url("source_delete"), posted(item=PREFS))
     # An event about a store the portal has since been configured without.
     gone = "main.agents.retired_memory"
     AuditEvent.objects.create(
         actor_upn=ALICE, subject_upn=ALICE, action="delete-entry", source="legacy",
         agent_name="retired", agent_object_id=gone,
     )  # fmt: skip
-    store_link = f'<a href="{url("legacy_store")}">{TRAVEL}</a>'
+    store_link = f'<a href="{url("source_target")}">{TRAVEL}</a>'
 
     own = alice.get(reverse("activity")).content.decode()
     audit = carol.get(reverse("support_audit")).content.decode()
@@ -861,10 +870,10 @@ def test_list_errors_offer_try_again_only_where_it_can_help(
 
     monkeypatch.setattr(legacy, "describe", refuse)
     monkeypatch.setattr(legacy, "read_page", refuse)
-    stores = alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"})
-    files = alice.get(url("legacy_store"))
+    stores = alice.get(SECTION, headers={"HX-Request": "true"})
+    files = alice.get(url("source_target"))
 
-    for response, again in ((stores, reverse("legacy_stores")), (files, url("legacy_store"))):
+    for response, again in ((stores, SECTION), (files, url("source_target"))):
         html = response.content.decode()
         assert response.status_code == failure.portal_status
         assert failure.default_message.replace("'", "&#x27;") in html
@@ -883,13 +892,13 @@ def test_a_refused_service_credential_says_so_and_never_offers_sign_in_again(
         monkeypatch.setattr(legacy, step, refuse)
     sentence = "The portal's own access to the legacy memory stores was refused; contact support."
     pages = {
-        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
-        "stores page": alice.get(reverse("legacy_stores")),
-        "store page": alice.get(url("legacy_store")),
-        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
-        "move preview": alice.get(url("legacy_move", f"path={PREFS}")),
+        "dashboard section": alice.get(SECTION, headers={"HX-Request": "true"}),
+        "stores page": alice.get(SECTION),
+        "store page": alice.get(url("source_target")),
+        "file page": alice.get(url("source_item", f"item={PREFS}")),
+        "move preview": alice.get(url("source_move", f"item={PREFS}")),
         "search": alice.get(reverse("search"), {"q": "aisle"}),
-        "delete": alice.post(url("legacy_delete"), {"path": PREFS}, follow=True),
+        "delete": alice.post(url("source_delete"), posted(item=PREFS), follow=True),
         "deletion request": carol.get(start(carol)),
     }
 
@@ -911,16 +920,16 @@ def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
     legacy.put("it-helpdesk", ALICE, "/memories/devices.md", "Prefers aisle-side desks")
     reason = READ_ONLY_REASON
     read_only_note = "Read only: the portal may not change it."
-    change_urls = [url(name) for name in ("legacy_edit", "legacy_entry", "legacy_clear")]
-    change_urls += [url("legacy_delete"), url("legacy_undo")]
+    change_urls = [url(name) for name in ("source_edit", "source_entry", "source_clear")]
+    change_urls += [reverse(name, args=["legacy"]) for name in ("source_delete", "source_undo")]
 
     places = {
-        "store page": alice.get(url("legacy_store")),
-        "file page": alice.get(url("legacy_file", f"path={PREFS}")),
+        "store page": alice.get(url("source_target")),
+        "file page": alice.get(url("source_item", f"item={PREFS}")),
         "file opened in place": alice.get(
-            url("legacy_file", f"path={PREFS}"), headers={"HX-Request": "true"}
+            url("source_item", f"item={PREFS}"), headers={"HX-Request": "true"}
         ),
-        "dashboard section": alice.get(reverse("legacy_stores"), headers={"HX-Request": "true"}),
+        "dashboard section": alice.get(SECTION, headers={"HX-Request": "true"}),
         "search hits": alice.get(reverse("search"), {"q": "aisle"}),
     }
 
@@ -937,13 +946,23 @@ def test_a_read_only_store_offers_no_edit_or_delete_anywhere_and_says_why(
         assert text.count(read_only_note) == 1, name  # the travel store only
     assert "in IT Helpdesk in the older system" in page_text(places["search hits"])
 
-    writable = page_text(
-        alice.get(reverse("legacy_file", args=[helpdesk]) + "?path=/memories/devices.md")
-    )
+    writable = page_text(alice.get(url("source_item", "item=/memories/devices.md", store=helpdesk)))
     assert "Delete this file" in writable and "Edit the whole file" in writable
     assert reason not in writable
     calls = list(legacy.calls)
     for change in change_urls:
-        assert alice.post(change, {"path": PREFS, "confirm": "clear"}).status_code == 403
+        assert alice.post(change, posted(item=PREFS, phrase="clear")).status_code == 403
     assert legacy.calls == calls  # refused without asking the store
     assert PREFS in legacy.files[(TRAVEL, ALICE)]
+
+
+def test_the_stores_old_addresses_lead_to_their_generic_pages(alice: Client, legacy) -> None:
+    # Bookmarks of the legacy stores' own pages, before they were the generic ones.
+    section = alice.get("/memory/legacy")
+    store = alice.get(f"/memory/legacy/{TRAVEL}/")
+    file = alice.get(f"/memory/legacy/{TRAVEL}/file?path={PREFS}", follow=True)
+
+    assert (section.status_code, section["Location"]) == (301, SECTION)
+    assert (store.status_code, store["Location"]) == (301, url("source_target"))
+    assert file.redirect_chain[0][1] == 301 and "aisle" in file.content.decode()
+    assert f"{reverse('source_item', args=['legacy'])}?" in file.redirect_chain[0][0]

@@ -70,12 +70,14 @@ def test_it_is_registered_and_alice_sees_her_agents_memories(alice: Client) -> N
 
     assert section.status_code == 200
     text = page_text(section)
-    assert "What it-helpdesk remembers" in text and "What benefits-assistant remembers" in text
+    assert "IT Helpdesk Kept by the workspace's memory service." in text
+    assert "Benefits Assistant Kept by the workspace's memory service." in text
     assert LAPTOP_TEXT in page_text(alice.get(url("source_target")))
 
 
 def test_search_finds_her_workspace_memory(alice: Client) -> None:
-    assert "What it-helpdesk remembers" in page_text(alice.get(reverse("search"), {"q": "laptop"}))
+    found = page_text(alice.get(reverse("search"), {"q": "laptop"}))
+    assert "Workspace memory" in found and "IT Helpdesk" in found and "ThinkPad" in found
 
 
 def test_a_correction_supersedes_and_is_audited(alice: Client) -> None:

@@ -1,10 +1,13 @@
 """`manage.py move_legacy_memory --store NAME --users FILE [--dry-run] [--delete-verified]`:
-the move into CoreAPI (memory_ui.memory.legacy_move) for many people, by an operator.
+the move of a system being turned down (`Source.turned_down`: the legacy stores) into
+CoreAPI (memory_ui.memory.source_move) for many people, by an operator. `--store` names one
+of its targets (a legacy store's full name, or its agent's name).
 
 The command acts as the portal's service principal: CoreAPI's support path (app token with
-X-USER-IDENTITY for each user, as support staff's requests do) and the legacy stores with
-the portal's own token. Every step is audited with the operator as the actor. Running it
-again adds nothing; a run that failed halfway is resumed by running it again.
+X-USER-IDENTITY for each user, as support staff's requests do) and the source being turned
+down with the portal's own credentials. Every step is audited with the operator as the
+actor. Running it again adds nothing; a run that failed halfway is resumed by running it
+again.
 """
 
 from __future__ import annotations
@@ -20,10 +23,9 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from memory_ui import auth
 from memory_ui.identity import Actor, CallerAuth, Identity, UserIdentity
-from memory_ui.memory.legacy_move import Result, Step, legacy_move_preview, legacy_move_run
-from memory_ui.sources.legacy import LegacyStoreError, parse_store_agents
-from memory_ui.sources.legacy.operations import Store, legacy_enabled, legacy_store
-from memory_ui.sources.protocol import SourceError
+from memory_ui.memory.source_move import Origin, Result, Step, move_preview, move_run
+from memory_ui.sources import generic, registry
+from memory_ui.sources.protocol import Source, SourceError, SourceTarget
 
 REASON = "Legacy store turn-down (manage.py move_legacy_memory)"
 BAR_WIDTH = 30
@@ -69,6 +71,32 @@ def operator() -> Identity:
     )
 
 
+def turned_down() -> Source:
+    """The configured system being turned down (with an adapter to move through)."""
+    found = [s for s in registry.others() if s.turned_down and s.backend is not None]
+    if not found:
+        raise CommandError("No memory system being turned down is configured.")
+    return found[0]
+
+
+def target_named(source: Source, actor: Actor, name: str) -> SourceTarget:
+    """The source's target `name`, or the one kept for the agent `name`."""
+    assert source.backend is not None
+    backend = source.backend(actor)
+    try:
+        target = generic.target_of(actor, backend, name)
+        if target is None:
+            kept_for = (
+                t for t in backend.list_targets(generic.subject_of(actor)) if t.agent == name
+            )
+            target = next(kept_for, None)
+    except SourceError as exc:
+        raise CommandError(f"{source.title} could not be read: {exc.message}") from exc
+    if target is None:
+        raise CommandError(f"{name} is not a configured {source.targets[0]} of {source.title}.")
+    return target
+
+
 def actor_for(who: Identity, upn: str, token: str) -> Actor:
     identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
     return Actor(who, CallerAuth(access_token=token, user_identity=identity), upn, reason=REASON)
@@ -110,8 +138,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not legacy_enabled():
-            raise CommandError("The legacy stores are off (LEGACY_STORES_BASE_URL is empty).")
+        source = turned_down()
         users = read_users(options["users"])
         try:
             token = auth.app_token()
@@ -119,17 +146,14 @@ class Command(BaseCommand):
             raise CommandError(f"The portal got no CoreAPI app token: {exc}") from exc
         who = operator()
         name, dry = options["store"], options["dry_run"]
-        # Which store is configuration, the same for every user: looked up once.
-        lookup = actor_for(who, who.upn, token)
-        agents = parse_store_agents(settings.LEGACY_STORES_AGENTS)
-        store = legacy_store(lookup, name) or legacy_store(lookup, agents.get(name, ""))
-        if store is None:
-            raise CommandError(f"{name} is not a configured legacy store (LEGACY_STORES_AGENTS).")
+        # Which target is configuration, the same for every user: looked up once.
+        target = target_named(source, actor_for(who, who.upn, token), name)
         rows: list[Row] = []
         for done, upn in enumerate(users, 1):
-            rows.append(
-                self._one(actor_for(who, upn, token), store, dry, options["delete_verified"])
-            )
+            actor = actor_for(who, upn, token)
+            assert source.backend is not None  # turned_down() keeps sources with one
+            origin = Origin(source.name, source.backend(actor), target)
+            rows.append(self._one(actor, origin, dry, options["delete_verified"]))
             progress_bar(self.stderr, done, len(users), upn)
         columns = DRY_COLUMNS if dry else COLUMNS
         self.stdout.write(table(columns, [(row.upn, *row.cells) for row in rows]))
@@ -137,11 +161,11 @@ class Command(BaseCommand):
         if failed:
             raise CommandError(f"{len(failed)} of {len(rows)} users not done; run again to resume.")
 
-    def _one(self, actor: Actor, store: Store, dry: bool, delete: bool) -> Row:
+    def _one(self, actor: Actor, origin: Origin, dry: bool, delete: bool) -> Row:
         upn = actor.subject_upn or ""
         try:
             if dry:
-                plan = legacy_move_preview(actor, store)
+                plan = move_preview(actor, origin)
                 steps = [f.step for f in plan.files]
                 return Row(
                     upn,
@@ -154,8 +178,8 @@ class Command(BaseCommand):
                     ),
                     bool(plan.errors),
                 )
-            report = legacy_move_run(actor, store, delete_verified=delete)
-        except (SourceError, LegacyStoreError) as exc:
+            report = move_run(actor, origin, delete_verified=delete)
+        except SourceError as exc:
             error = ("?", "", "", "", f"error: {exc.message}")
             return Row(upn, error if dry else (*error, ""), True)
         counts = [report.count(r) for r in (Result.MOVED, Result.ALREADY_THERE)]

@@ -58,6 +58,8 @@ def source() -> Source | None:
     from django.conf import settings
 
     from memory_ui.sources.legacy.adapter import CAPABILITIES, MISSING
+    from memory_ui.sources.legacy.backend import stores_backend
+    from memory_ui.sources.legacy.operations import SYSTEM_NOTICE, legacy_store_keys
     from memory_ui.sources.legacy.steps import LegacySteps
 
     if not settings.LEGACY_STORES_BASE_URL:
@@ -65,16 +67,18 @@ def source() -> Source | None:
     return Source(
         name="legacy",
         title="Legacy memory stores",
-        description=(
-            "Notes agents kept in an older system, being turned down: they can be moved "
-            "into the current memory."
-        ),
+        description="Some agents also kept notes about you in an older system.",
         capabilities=CAPABILITIES,
         missing=MISSING,
         turned_down=True,
         steps=LegacySteps(),
-        section="legacy_stores",
         items=("file", "files"),
+        targets=("store", "stores"),
+        system="the older system",
+        key_name="the memory store",
+        notice=SYSTEM_NOTICE,
+        backend=stores_backend,
+        target_keys=legacy_store_keys(),
         others_note=OTHER_STORES.format(
             contact=settings.LEGACY_STORES_CONTACT or "the Databricks workspace's administrators"
         ),

@@ -52,14 +52,6 @@ MISSING = {
         "overwritten by a whole-file edit."
     ),
 }
-# The changes a store refuses without WRITE MEMORY STORE (reads, export and search need READ).
-WRITES = (
-    Capability.APPEND
-    | Capability.EDIT_ITEM
-    | Capability.DELETE_ITEM
-    | Capability.RESTORE_ITEM
-    | Capability.CLEAR_TARGET
-)
 WRITE_PRIVILEGE = "WRITE MEMORY STORE"
 PRIVILEGES_TTL_SECONDS = 60.0  # a grant an operator changes shows within a minute
 READ_ONLY_REASON = (

@@ -26,10 +26,13 @@ UNEXPECTED_MESSAGE = "The legacy memory store returned an unexpected response; t
 
 
 class LegacyStoreError(SourceError):
-    """Base of every legacy store failure; `str(error)` is `error.message`."""
+    """Base of every legacy store failure; `str(error)` is `error.message`. Trying again
+    helps only where the stores did not answer (in time), were busy, or answered something
+    unreadable: a refusal would only be refused again."""
 
     portal_status = 502
     default_message = UNEXPECTED_MESSAGE
+    retry_helps = False
 
     def __init__(
         self,
@@ -82,11 +85,13 @@ class LegacyConflict(LegacyStoreError):
 
 class LegacyRateLimited(LegacyStoreError):
     portal_status = 503
+    retry_helps = True
     default_message = "The legacy memory store is busy; try again in a moment."
 
 
 class LegacyUnavailable(LegacyStoreError):
     portal_status = 503
+    retry_helps = True
     default_message = UNAVAILABLE_MESSAGE
 
 
@@ -100,6 +105,7 @@ class LegacyOutcomeUnknown(LegacyStoreError):
 
 class LegacyUnexpectedResponse(LegacyStoreError):
     portal_status = 502
+    retry_helps = True
 
 
 _BY_STATUS: dict[int, type[LegacyStoreError]] = {

@@ -1,7 +1,9 @@
-"""Input for the generic source pages (`views.sources`): which target and item, an item's
-new text, Undo of a delete, and the typed confirmation of a clear. The source is in the URL
-and looked up in the registry; a target key is looked up among the person's own targets, and
-an item key is the source's to check, so neither is trusted here beyond its shape."""
+"""Input for the generic source pages (`views.sources`, `views.source_changes`,
+`views.source_move`): which target and item, an item's new text or one entry of it (each
+previewed or saved), Undo of a delete, the typed confirmation of a clear, and a move. The
+source is in the URL and looked up in the registry; a target key is looked up among the
+person's own targets, and an item key is the source's to check, so neither is trusted here
+beyond its shape."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from memory_ui.web.forms.fields import MAX_EDIT_BYTES
 
 MAX_KEY = 1024
 SOURCE_CLEAR_PHRASE = "clear"
+ACTIONS = [("preview", "Preview"), ("save", "Save")]
 
 
 class SourceTargetForm(forms.Form):
@@ -24,16 +27,34 @@ class SourceItemForm(SourceTargetForm):
     item = forms.CharField(max_length=MAX_KEY, strip=False)
 
 
-class SourceEditForm(SourceItemForm):
+class SourceLineForm(forms.Form):
+    """Which entry the entry editor opens (`?line=`): a line number. A digit int() refuses
+    ("²") is a malformed address like any other, not an error of the portal's."""
+
+    line = forms.IntegerField(min_value=1)
+
+
+class SourceChangeForm(SourceItemForm):
+    """A change previewed (`action=preview`: the differences, nothing saved) or saved (the
+    default), from the item's `version` when its editor opened."""
+
     version = forms.CharField(max_length=MAX_KEY)
+    action = forms.ChoiceField(choices=ACTIONS, required=False)
+
+    @property
+    def previewing(self) -> bool:
+        return self.cleaned_data.get("action") == "preview"
+
+
+class SourceEditForm(SourceChangeForm):
     text = forms.CharField(
-        label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 8})
+        label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 12})
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # The page starts in its text, as the legacy edit does; a form sent back always
-        # comes with an alert, which takes the focus instead.
+        # The page starts in its text; a form sent back comes with an alert or a preview,
+        # which takes the focus instead.
         if not self.is_bound:
             self.fields["text"].widget.attrs["autofocus"] = True
 
@@ -44,9 +65,42 @@ class SourceEditForm(SourceItemForm):
         return text
 
 
+class SourceEntryForm(SourceChangeForm):
+    """One entry (one line) of an item changed: `old` is the line as shown, `new` what
+    replaces it; refused unless `old` is in the item exactly once."""
+
+    old = forms.CharField(max_length=MAX_EDIT_BYTES, strip=False, widget=forms.HiddenInput)
+    new = forms.CharField(
+        label="New text of this entry",
+        max_length=MAX_EDIT_BYTES,
+        strip=False,
+        required=False,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.fields["new"].widget.attrs["autofocus"] = True
+
+    def clean_new(self) -> str:
+        new = self.cleaned_data["new"]
+        if "\n" in new.strip("\n"):
+            raise forms.ValidationError("An entry is one line; edit the whole item for more.")
+        return new.strip("\n")
+
+
 class SourceUndoForm(SourceTargetForm):
     undo = forms.CharField(max_length=100)
 
 
 class SourceClearForm(PhraseConfirmation, SourceTargetForm):
     PHRASE = SOURCE_CLEAR_PHRASE
+
+
+class SourceMoveForm(SourceTargetForm):
+    """A move of one item (`item`) or of the whole target (none), and whether to delete the
+    copies the destination is verified to have."""
+
+    item = forms.CharField(max_length=MAX_KEY, strip=False, required=False)
+    delete_verified = forms.BooleanField(required=False)

@@ -3,8 +3,8 @@ staff (filters and CSV). Both read the append-only audit events, and both name e
 memory as every other page does (`Target.label`): events keep agent names, shown by their
 display names where the portal knows them (`audit.agent_names_known`), and each event's
 memory system by its name for people (`audit.source_label`, the one place for it). A
-person's own rows link to the memory, or to the legacy store, where that page still
-exists."""
+person's own rows link to the memory, or to another system's target (a legacy store), where
+that page still exists."""
 
 from __future__ import annotations
 
@@ -29,13 +29,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory_ui import auth
 from memory_ui.audit import agent_names_known, agent_names_remember, source_items, source_label
 from memory_ui.models import AuditEvent, ErasureReceipt
+from memory_ui.sources import registry
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Target, target_key
-from memory_ui.sources.legacy import operations as legacy_ops
-from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.protocol import Source, SourceError
 from memory_ui.web.access import signed_in, support_required, user_agents
 from memory_ui.web.forms.support import ActivityFilterForm, AuditFilterForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_page
 from memory_ui.web.links import target_url
+from memory_ui.web.source_pages import source_target_url
 from memory_ui.web.stores.support import person_id, person_upn
 
 PAGE_SIZE = 25
@@ -68,9 +69,10 @@ class EventRow:
 
     @property
     def memory(self) -> str:
-        """The memory's name; on a legacy store's row the store's (`system` names the rest)."""
-        if self.event.source == AuditEvent.Source.LEGACY:
-            return self.event.agent_object_id or "Every store"
+        """The memory's name; on another system's row its target's, as its events keep it
+        (`system` names the rest)."""
+        if self.event.source != _primary():
+            return self.event.agent_object_id or f"Every {_targets_of(self.event.source)}"
         return self.target.label if self.target else "—"
 
     @property
@@ -136,29 +138,49 @@ def _own_agents(request: HttpRequest) -> dict[str, Agent] | None:
     return {agent.name: agent for agent in agents}
 
 
-# A legacy store in the Memory filter: this prefix and the store's full name.
-LEGACY_MEMORY = f"{AuditEvent.Source.LEGACY}:"
+def _primary() -> str:
+    """The name events of the primary source keep (the field's default where none is
+    configured)."""
+    primary = next((source.name for source in registry.sources() if source.primary), None)
+    return primary or AuditEvent._meta.get_field("source").get_default()
+
+
+def _other(name: str) -> Source | None:
+    """The configured source of that name beside the primary one (None: not configured)."""
+    return next((source for source in registry.others() if source.name == name), None)
+
+
+def _targets_of(name: str) -> str:
+    """What one target of the source is called ("store"), "memory" where it is unknown."""
+    source = _other(name)
+    return source.targets[0] if source else "memory"
+
+
+# In the Memory filter, an agent's memory is "agent:<name>" (`target_key`); any other
+# "<system>:<key>" is a target of another system, as its events keep it.
+AGENT_MEMORY = "agent:"
 
 
 def _memory_choices(
     events: QuerySet[AuditEvent], own: Iterable[str], names: dict[str, Agent]
 ) -> list[tuple[str, str]]:
-    """Shared memory, then every agent the user has or their CoreAPI events name, by
-    display name, then every legacy store their events name, as the rows name it."""
+    """Shared memory, then every agent the user has or the primary source's events name,
+    by display name, then every target of another system their events name, as the rows
+    name it."""
 
     def label(name: str) -> str:
         return names[name].display_name if name in names else name
 
-    legacy = Q(source=AuditEvent.Source.LEGACY)
-    names_of = events.order_by().exclude(legacy).exclude(agent_name="")
+    primary = Q(source=_primary())
+    names_of = events.order_by().filter(primary).exclude(agent_name="")
     mentioned = names_of.values_list("agent_name", flat=True)
     agents = sorted({*mentioned, *own}, key=lambda name: label(name).casefold())
-    stores_of = events.order_by().filter(legacy).exclude(agent_object_id="")
-    stores = sorted(set(stores_of.values_list("agent_object_id", flat=True)))
+    targets_of = events.order_by().exclude(primary).exclude(agent_object_id="")
+    targets = sorted(set(targets_of.values_list("source", "agent_object_id")))
     return [
         ("user", USER_MEMORY_LABEL),
         *((target_key("agent", n), label(n)) for n in agents),
-        *((f"{LEGACY_MEMORY}{store}", store) for store in stores),
+        *((f"{source}:{key}", key) for source, key in targets),
     ]
 
 
@@ -175,29 +197,27 @@ def _activity_filtered(
     # An entry moved or copied is about both memories: it is listed under either.
     if memory == "user":
         events = events.filter(Q(scope="user") | Q(destination_scope="user"))
-    elif memory.startswith(LEGACY_MEMORY):
-        store = memory.removeprefix(LEGACY_MEMORY)
-        events = events.filter(source=AuditEvent.Source.LEGACY, agent_object_id=store)
-    elif memory:
+    elif memory.startswith(AGENT_MEMORY):
         # An agent's memory: its own document and what it sees (which includes the shared
-        # one), not the legacy store kept for the same agent (a memory of its own above).
-        name = memory.partition(":")[2]
+        # one), not another system's target kept for the same agent (a memory of its own).
+        name = memory.removeprefix(AGENT_MEMORY)
         events = events.filter(Q(agent_name=name) | Q(destination_agent_name=name))
-        events = events.exclude(source=AuditEvent.Source.LEGACY)
+        events = events.filter(source=_primary())
+    elif memory:
+        system, _, key = memory.partition(":")
+        events = events.filter(source=system, agent_object_id=key)
     if action:
         events = events.filter(action=action)
     return events
 
 
-def _own_url(
-    event: AuditEvent, target: Target | None, own: dict[str, Agent], stores: frozenset[str]
-) -> str:
+def _own_url(event: AuditEvent, target: Target | None, own: dict[str, Agent]) -> str:
     """Where a row of the user's own Activity links: the memory's page (shared memory, or an
-    agent they still have), or a legacy store's page while the portal is still configured
-    with that store; else nowhere (its page would be a 404)."""
-    if event.source == AuditEvent.Source.LEGACY:
-        store = event.agent_object_id
-        return reverse("legacy_store", args=[store]) if store in stores else ""
+    agent they still have), or another system's target page while the portal is still
+    configured with that target; else nowhere (its page would be a 404)."""
+    if event.source != _primary():
+        source, key = _other(event.source), event.agent_object_id
+        return source_target_url(source, key) if source and key in source.target_keys else ""
     if target is None or (target.agent is not None and target.agent_name not in own):
         return ""
     return target_url(target)
@@ -214,11 +234,10 @@ def activity(request: HtmxHttpRequest) -> HttpResponse:
     choices = _memory_choices(events, own or {}, names)
     form = ActivityFilterForm(request.GET or None, memory_choices=choices)
     page = Paginator(_activity_filtered(events, form), PAGE_SIZE).get_page(request.GET.get("page"))
-    stores = legacy_ops.legacy_store_keys()
     rows = []
     for event in page.object_list:
         target = event_target(event, names)
-        url = _own_url(event, target, own or {}, stores)
+        url = _own_url(event, target, own or {})
         rows.append(EventRow(event, target, url, event_destination(event, names)))
     context = {
         "form": form,

@@ -6,19 +6,21 @@ The same URL serves the page and, for htmx (the form updating as people type), i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from memory_ui.memory.search import SearchQuery, day_range, memory_search
-from memory_ui.memory.source_search import legacy_search_results, search_counts, sources_search
+from memory_ui.memory.source_search import SourceResults, search_counts, sources_search
 from memory_ui.sources.agent_memory import Agent
 from memory_ui.sources.protocol import SourceError
 from memory_ui.web.access import user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment
-from memory_ui.web.legacy_pages import named_hits
+from memory_ui.web.source_pages import named
 
 
 @require_GET
@@ -31,7 +33,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     except SourceError as exc:
         agents, agents_error = None, exc
     form = SearchForm(request.GET, agents=agents)
-    results = legacy = None
+    results = None
     others: list = []
     status = 200
     if not form.is_valid():
@@ -45,10 +47,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         # Without the agent list only the shared memory is searched; the page says why.
         results = memory_search(user_actor(request), form.targets(), query)
         if not data["agent"]:  # one memory chosen: the other sources are not it
-            legacy = legacy_search_results(user_actor(request), query)
-            others = sources_search(user_actor(request), query)
-        if legacy is not None:
-            legacy = named_hits(legacy, {agent.name: agent.display_name for agent in agents or []})
+            titles = {agent.name: agent.display_name for agent in agents or []}
+            others = [_named(found, titles) for found in sources_search(user_actor(request), query)]
         errors = results.errors
         if agents_error is not None:
             status = agents_error.portal_status
@@ -61,8 +61,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "results": results,
-        "counts": search_counts(results, legacy, others) if results is not None else None,
-        "legacy": legacy,
+        "counts": search_counts(results, others) if results is not None else None,
         "others": others,
         "agents_error": agents_error,
         "shared_choice": SearchForm.SHARED,
@@ -70,3 +69,9 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         "oob": fragment,
     }
     return render_fragment(request, name, context, status=status)
+
+
+def _named(found: SourceResults, titles: dict[str, str]) -> SourceResults:
+    """Another system's results, each target kept for an agent named by its display name."""
+    hits = [replace(hit, target=named(hit.target, titles)) for hit in found.hits]
+    return replace(found, hits=hits)

@@ -1,17 +1,21 @@
-"""Moving files of the legacy memory stores into CoreAPI (issue 18, item 5), for one user
-(the portal's pages) and for many (`manage.py move_legacy_memory`).
+"""Moving what a source being turned down keeps (`Source.turned_down`: the legacy stores'
+files) into the primary source, CoreAPI (issue 18, item 5; issue 27), for one user (the
+portal's pages) and for many (`manage.py move_legacy_memory`). The source side is read and
+deleted through its backend only (`list_targets`, `read_page`, `read_item`, `delete_item`,
+each audited by `sources.generic`), so any source being turned down moves alike.
 
-A file goes to the CoreAPI memory of the agent its store belongs to (LEGACY_STORES_AGENTS),
-or to the memory shared with every agent when the user has no such agent. Its text is cut
-into items (list items and paragraphs); an item whose text the agent already reads (its own
-memory or the shared one, whitespace ignored) is skipped. The rest is appended with the
-reason "Moved from <store> <path> (file last changed <its update time>)" (CoreAPI dates
-the heading by the move itself, so the file's own time is kept in the reason), then read
-back: a file counts as verified only when every item is in CoreAPI. Only verified files
-are deleted from the store, and only when asked. Since what is already there is skipped,
-running the move twice adds nothing and a move that failed halfway is resumed by running it
-again. Audited as one `move` event per file that was moved or failed (the append inside
-records none of its own), nothing for a file already there, and the deletions.
+An item (a legacy file) goes to the CoreAPI memory of the agent its target belongs to
+(`SourceTarget.agent`), or to the memory shared with every agent when the user has no such
+agent. Its text is cut into pieces (list items and paragraphs); a piece the agent already
+reads (its own memory or the shared one, whitespace ignored) is skipped. The rest is
+appended with the reason "Moved from <target> <item> (file last changed <its update
+time>)" (CoreAPI dates the heading by the move itself, so the item's own time is kept in
+the reason), then read back: an item counts as verified only when every piece is in
+CoreAPI. Only verified items are deleted from the source, and only when asked. Since what
+is already there is skipped, running the move twice adds nothing and a move that failed
+halfway is resumed by running it again. Audited as one `move` event per item that was moved
+or failed (the append inside records none of its own), nothing for one already there, and
+the deletions.
 """
 
 from __future__ import annotations
@@ -26,15 +30,8 @@ from memory_ui.audit import Action, audit_record
 from memory_ui.documents import moved_file_reason
 from memory_ui.identity import Actor
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Agent, Target
-from memory_ui.sources.legacy import LegacyStoreError
-from memory_ui.sources.legacy.operations import (
-    SOURCE,
-    Store,
-    legacy_file_delete,
-    legacy_file_read,
-    legacy_files,
-)
-from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.generic import item_delete, item_read, target_of, target_page, version_of
+from memory_ui.sources.protocol import MemoryBackend, Source, SourceError, SourceTarget
 from memory_ui.sources.registry import memory_store
 
 ITEM_START = re.compile(r"\s{0,3}(?:[-*+]|\d{1,9}[.)])\s")
@@ -60,17 +57,35 @@ UNFINISHED = (Result.FAILED, Result.NOT_VERIFIED)
 
 
 @dataclass(frozen=True)
-class PlannedFile:
-    """One legacy file in a preview: where its text goes, what is new and what is there."""
+class Origin:
+    """Where a move takes items from: a person's target in a source being turned down,
+    through that source's backend."""
 
-    store: Store
-    path: str
+    source: str
+    backend: MemoryBackend
+    target: SourceTarget
+
+
+def move_origin(actor: Actor, source: Source, key: str) -> Origin | None:
+    """The actor's target `key` in `source` (None: not theirs, or not configured)."""
+    assert source.backend is not None
+    backend = source.backend(actor)
+    target = target_of(actor, backend, key)
+    return Origin(source.name, backend, target) if target else None
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One item in a preview: where its text goes, what is new and what is there."""
+
+    origin: Origin
+    path: str  # the item's key
     description: str
     destination: Target
     new_items: tuple[str, ...]
     present_items: tuple[str, ...]
-    version: str  # the legacy file as planned (file_version token): deleted only unchanged
-    updated: datetime | None = None  # the file's last change, as its store gives it
+    version: str  # the item as planned (`generic.version_of`): deleted only unchanged
+    updated: datetime | None = None  # the item's last change, as its source gives it
 
     @property
     def step(self) -> Step:
@@ -81,13 +96,13 @@ class PlannedFile:
     @property
     def reason(self) -> str:
         """The reason CoreAPI records with the append, with the file's own time."""
-        return moved_file_reason(f"{self.store.key} {self.path}", self.updated)
+        return moved_file_reason(f"{self.origin.target.key} {self.path}", self.updated)
 
 
 @dataclass(frozen=True)
-class LegacyMovePlan:
+class MovePlan:
     files: tuple[PlannedFile, ...]
-    errors: tuple[tuple[str, str], ...] = ()  # (path or store, user-safe message)
+    errors: tuple[tuple[str, str], ...] = ()  # (item or target key, user-safe message)
 
     @property
     def adds_nothing(self) -> bool:
@@ -97,10 +112,10 @@ class LegacyMovePlan:
     @property
     def widening(self) -> str:
         """What the preview says before a move that widens who reads the text; "" when it
-        does not. A store is listed to everyone (their own files), also when the person
+        does not. A target is listed to everyone (their own items), also when the person
         cannot use its agent in CoreAPI; then the text goes to the memory shared with every
         agent, so agents that never read it would. No destination keeps readership as it
-        was (that agent's memory is not theirs), and the store is being turned down, so the
+        was (that agent's memory is not theirs), and the source is being turned down, so the
         move stays offered and says so plainly (README, Legacy memory stores)."""
         if not any(planned.destination.scope == "user" for planned in self.files):
             return ""
@@ -121,7 +136,7 @@ class LegacyMovePlan:
 class MovedFile:
     planned: PlannedFile
     result: Result
-    deleted: bool = False  # the legacy copy was deleted (only verified ones, when asked)
+    deleted: bool = False  # the source's copy was deleted (only verified ones, when asked)
     reason: str = ""
     written: str | None = None  # the destination document after this file's append
 
@@ -170,10 +185,11 @@ def _present(item: str, documents: list[str]) -> bool:
     return any(wanted in doc for doc in documents)
 
 
-def _destination(store: Store, agents: list[Agent]) -> Target:
-    """The CoreAPI memory of the store's agent (configuration), when the user has it;
+def _destination(origin: Origin, agents: list[Agent]) -> Target:
+    """The CoreAPI memory of the target's agent (configuration), when the user has it;
     otherwise the memory shared with every agent."""
-    agent = next((a for a in agents if store.agent and a.name == store.agent), None)
+    kept_for = origin.target.agent
+    agent = next((a for a in agents if kept_for and a.name == kept_for), None)
     return Target("agent", agent) if agent else Target("user")
 
 
@@ -183,60 +199,58 @@ def _documents(actor: Actor, destination: Target) -> list[str]:
     return [_normal(memory_store().read(actor, target).content_markdown) for target in targets]
 
 
-def _paths(actor: Actor, store: Store) -> list[str]:
-    paths: list[str] = []
-    token: str | None = None
+def _keys(actor: Actor, origin: Origin) -> list[str]:
+    keys: list[str] = []
+    cursor: str | None = None
     while True:
-        page = legacy_files(actor, store, token)
-        paths += [item.key for item in page.items]
-        token = page.next_cursor
-        if token is None:
-            return paths
+        page = target_page(actor, origin.backend, origin.target, cursor)
+        keys += [item.key for item in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            return keys
 
 
-def legacy_move_preview(
-    actor: Actor, store: Store, paths: list[str] | None = None
-) -> LegacyMovePlan:
-    """What a move of `paths` (default: every file of the store) would do; no writes. One
-    CoreAPI agent list and one or two document reads, then one read per file."""
-    destination = _destination(store, memory_store().agents(actor))
+def move_preview(actor: Actor, origin: Origin, keys: list[str] | None = None) -> MovePlan:
+    """What a move of `keys` (default: every item of the target) would do; no writes. One
+    CoreAPI agent list and one or two document reads, then one read per item."""
+    destination = _destination(origin, memory_store().agents(actor))
     documents = _documents(actor, destination)
     planned, errors = [], []
-    for path in paths if paths is not None else _paths(actor, store):
+    for key in keys if keys is not None else _keys(actor, origin):
         try:
-            item = legacy_file_read(actor, store, path)
-        except LegacyStoreError as exc:
-            errors.append((path, exc.message))
+            item = item_read(actor, origin.backend, origin.target, key)
+        except SourceError as exc:
+            errors.append((key, exc.message))
             continue
-        items = items_of(item.text or "")
+        pieces = items_of(item.text or "")
         planned.append(
             PlannedFile(
-                store=store,
-                path=path,
+                origin=origin,
+                path=key,
                 description=item.description,
                 destination=destination,
-                new_items=tuple(i for i in items if not _present(i, documents)),
-                present_items=tuple(i for i in items if _present(i, documents)),
-                version=item.version or "",
+                new_items=tuple(i for i in pieces if not _present(i, documents)),
+                present_items=tuple(i for i in pieces if _present(i, documents)),
+                version=version_of(item),
                 updated=item.updated,
             )
         )
-    return LegacyMovePlan(tuple(planned), tuple(errors))
+    return MovePlan(tuple(planned), tuple(errors))
 
 
 def _audit_move(actor: Actor, moved: MovedFile, text: str) -> None:
-    """The move's one event: from which store to which CoreAPI memory."""
+    """The move's one event: from which target to which CoreAPI memory."""
     failed = moved.result in UNFINISHED
-    destination = moved.planned.destination
+    destination, origin = moved.planned.destination, moved.planned.origin
     audit_record(
         actor.who,
         Action.MOVE,
         subject_upn=actor.subject_upn,
-        source=SOURCE,
-        agent_name=moved.planned.store.agent or "",
-        store=moved.planned.store.key,
+        source=origin.source,
+        agent_name=origin.target.agent or "",
+        store=origin.target.key,
         before=text,
-        error=LegacyStoreError(moved.reason or moved.result) if failed else None,
+        error=SourceError(moved.reason or moved.result) if failed else None,
         reason=moved.planned.reason,
         ticket=actor.ticket,
         destination_scope=destination.scope,
@@ -260,30 +274,31 @@ def _append(actor: Actor, planned: PlannedFile) -> tuple[str | None, str]:
 
 
 def _delete_verified(actor: Actor, planned: PlannedFile) -> str:
-    """Deletes the legacy copy unless it changed since it was planned; "" when deleted."""
+    """Deletes the source's copy unless it changed since it was planned; "" when deleted."""
+    origin = planned.origin
     try:
-        current = legacy_file_read(actor, planned.store, planned.path)
-        if current.version != planned.version:
-            return "The legacy file changed after it was moved; run the move again."
-        legacy_file_delete(actor, planned.store, planned.path)
-    except LegacyStoreError as exc:
+        current = item_read(actor, origin.backend, origin.target, planned.path)
+        if version_of(current) != planned.version:
+            return "It changed after it was moved; run the move again."
+        item_delete(actor, origin.backend, origin.target, planned.path)
+    except SourceError as exc:
         return exc.message
     return ""
 
 
-def legacy_move_run(
+def move_run(
     actor: Actor,
-    store: Store,
-    paths: list[str] | None = None,
+    origin: Origin,
+    keys: list[str] | None = None,
     *,
     delete_verified: bool = False,
     progress: Callable[[MovedFile], None] | None = None,
 ) -> MoveReport:
     """Plans again (never trusts a preview the browser kept), appends each file's new
-    items, reads the destination back once, and deletes the legacy copies verified to be in
+    items, reads the destination back once, and deletes the source's copies verified to be in
     CoreAPI when `delete_verified`. `progress` is called after each file's append (with
     its provisional result) so a command can draw a progress bar."""
-    plan = legacy_move_preview(actor, store, paths)
+    plan = move_preview(actor, origin, keys)
     appended: list[tuple[PlannedFile, str | None, str]] = []
     for planned in plan.files:
         written, failure = _append(actor, planned)
@@ -293,7 +308,7 @@ def legacy_move_run(
             progress(MovedFile(planned, result, reason=failure))
     documents: list[str] = []
     read_back_failure = ""
-    if plan.files:  # one destination per store: one read-back for every file
+    if plan.files:  # one destination per target: one read-back for every item
         try:
             documents = _documents(actor, plan.files[0].destination)
         except SourceError as exc:
@@ -308,7 +323,7 @@ def legacy_move_run(
             _audit_move(actor, moved, "\n".join(planned.new_items + planned.present_items))
         report.append(moved)
     failed = tuple(
-        MovedFile(_unread(store, path), Result.FAILED, reason=m) for path, m in plan.errors
+        MovedFile(_unread(origin, key), Result.FAILED, reason=m) for key, m in plan.errors
     )
     return MoveReport(tuple(report) + failed)
 
@@ -329,5 +344,5 @@ def _verify(
     return MovedFile(planned, result)
 
 
-def _unread(store: Store, path: str) -> PlannedFile:
-    return PlannedFile(store, path, "", Target("user"), (), (), "")
+def _unread(origin: Origin, key: str) -> PlannedFile:
+    return PlannedFile(origin, key, "", Target("user"), (), (), "")
