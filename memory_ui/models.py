@@ -55,6 +55,8 @@ class AuditEvent(models.Model):
         MOVE_ENTRY = "move-entry", "Moved an entry"
         COPY_ENTRY = "copy-entry", "Copied an entry"
         ERASE = "erase", "Erased (deletion request)"
+        PREVIEW = "preview", "Asked what an agent is told"
+        REPORT = "report", "Reported as wrong"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Done"

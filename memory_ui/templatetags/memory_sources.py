@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django import template
 from django.urls import reverse
 
+from memory_ui.memory.everything import not_exported
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import Source
 
@@ -28,3 +29,16 @@ def source_sections() -> list[Section]:
         elif source.backend is not None:
             sections.append(Section(source, reverse("source_section", args=[source.name])))
     return sections
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    title: str
+    why: str
+
+
+@register.simple_tag
+def not_in_export() -> list[LeftOut]:
+    """The systems "Export everything" cannot include, each with why: named beside the
+    button, so the file is never taken for all there is."""
+    return [LeftOut(source.title, why) for source, why in not_exported()]

@@ -165,11 +165,13 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         "place": place,
         "offered": Offered.of(place.source.can, place.source.missing_reason),
     }
+    context |= {"items": (), "next_cursor": None, "error": None}
     try:
-        page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-        context |= {"items": page.items, "next_cursor": page.next_cursor, "error": None}
+        if not place.source.cannot_list:  # else the page says why, never "nothing"
+            page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
+            context |= {"items": page.items, "next_cursor": page.next_cursor}
     except SourceError as exc:
-        context |= {"items": (), "next_cursor": None, "error": exc}
+        context["error"] = exc
     undo = request.GET.get("undo", "")
     if undo:
         context["undo"] = undo
