@@ -32,6 +32,8 @@ from tests.views.conftest import identity_for, signed_in
 from tests.views.helpers import body, page_text, textarea
 
 NO_EXPORT = MISSING[Capability.EXPORT]
+TOLD = reverse("source_told", args=["memoryos"])
+REPORT = reverse("source_report", args=["memoryos"])
 
 ALICE = "alice@contoso.com"
 
@@ -79,6 +81,10 @@ def test_the_dashboard_shows_its_agents_and_that_it_cannot_list(
 def test_search_asks_each_agent(alice: Client, memoryos_source) -> None:
     html = body(alice.get(reverse("search"), {"q": "ThinkPad"}))
 
+    # A hit leads to what its agent is told: the service has no list to lead to.
+    assert f'<a href="{TOLD}?target=it-helpdesk">' in html
+    assert reverse("source_target", args=["memoryos"]) not in html
+
     assert f'<h3 id="search-source-memoryos">{TITLE}' in html
     assert "<mark>ThinkPad</mark> X1 Carbon" in html
     assert "Alice uses a ThinkPad X1 Carbon with Windows 11." in page_text(
@@ -104,8 +110,6 @@ def test_support_deletion_request_says_not_possible_before_and_after_the_clear(
 
 # --- "What <agent> is told about me" and "This is wrong" -------------------------------
 
-TOLD = reverse("source_told", args=["memoryos"])
-REPORT = reverse("source_report", args=["memoryos"])
 SEAT_QUESTION = "Which seat does Alice prefer?"
 
 
