@@ -17,6 +17,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from devstack.coreapi.faults import Faults
 from devstack.memoryos import emulator
 from devstack.serve import RunningServer
 from memory_ui.models import AuditEvent
@@ -321,3 +322,46 @@ def test_export_everything_names_it_among_the_systems_that_cannot_export(
         io.BytesIO(b"".join(alice.get(reverse("export_everything")).streaming_content))
     )
     assert not [name for name in archive.namelist() if name.startswith("memoryos/")]
+
+
+def test_an_empty_question_is_refused_without_asking(
+    alice: Client, memoryos_source, fresh_memoryos: RunningServer
+) -> None:
+    response = _ask(alice, question="")
+
+    assert response.status_code == 400
+    assert "told-context" not in body(response)
+    assert _retrievals(fresh_memoryos) == []
+
+
+def test_a_report_the_service_refuses_keeps_what_the_person_wrote(
+    alice: Client, memoryos_source, fresh_memoryos: RunningServer
+) -> None:
+    form = _report_forms(page_html(_ask(alice)))[0]
+    emulator(fresh_memoryos).faults = Faults(error_rate=1.0, error_status=503)
+
+    response = alice.post(REPORT, {**form.fields, "correction": "Window seats, always."})
+
+    emulator(fresh_memoryos).faults = Faults()
+    assert response.status_code == 503
+    assert "Nothing was sent." in page_text(response)
+    assert "Sent for correction" not in page_text(response)
+    assert textarea(body(response), "correction") == "Window seats, always."
+    assert Api(fresh_memoryos.url).received() == []
+    (event,) = AuditEvent.objects.filter(source="memoryos", action="report")
+    assert (event.outcome, event.error_status) == ("error", 503)
+
+
+def test_a_report_whose_answer_was_lost_never_says_nothing_was_sent(
+    alice: Client, memoryos_source, fresh_memoryos: RunningServer
+) -> None:
+    form = _report_forms(page_html(_ask(alice)))[0]
+    emulator(fresh_memoryos).faults = Faults(drop_rate=1.0)  # the answer never comes
+
+    response = alice.post(REPORT, {**form.fields, "correction": "Window seats, always."})
+
+    emulator(fresh_memoryos).faults = Faults()
+    assert response.status_code == 504
+    text = page_text(response)
+    assert "We don't know whether it arrived." in text and "Nothing was sent" not in text
+    assert textarea(body(response), "correction") == "Window seats, always."
