@@ -58,6 +58,8 @@ class AuditEvent(models.Model):
         COPY_ENTRY = "copy-entry", "Copied an entry"
         ERASE = "erase", "Erased (deletion request)"
         RECEIPT = "receipt", "Erasure receipt signed"
+        PREVIEW = "preview", "Asked what an agent is told"
+        REPORT = "report", "Reported as wrong"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Done"

@@ -315,7 +315,11 @@ except ValueError as exc:
     ) from exc
 
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
-_SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.legacy,memory_ui.sources.agent_notes"
+# Each source that needs a base URL (legacy, memoryos) is off without one, as in production
+# by default; the devstack sets its emulators' URLs.
+_SOURCES = ",".join(
+    f"memory_ui.sources.{name}" for name in ("coreapi", "legacy", "memoryos", "agent_notes")
+)
 PORTAL_MEMORY_SOURCES = env_list("PORTAL_MEMORY_SOURCES", _SOURCES)
 
 # --- Legacy memory stores (seed 003; docs/legacy-stores.md) ---------------------------
@@ -359,8 +363,8 @@ LEGACY_STORES_GET_RETRIES = env_int("LEGACY_STORES_GET_RETRIES", 2)
 LEGACY_STORES_CA_BUNDLE = env("LEGACY_STORES_CA_BUNDLE", PORTAL_CA_BUNDLE)
 
 # --- MemoryOS (seed 002; docs/memoryos.md) --------------------------------------------
-# Off unless MEMORYOS_BASE_URL is set (the devstack sets its emulator), and a source only
-# where PORTAL_MEMORY_SOURCES names memory_ui.sources.memoryos. The tenant's API key comes
+# Off unless MEMORYOS_BASE_URL is set (the devstack sets its emulator; the default
+# PORTAL_MEMORY_SOURCES names memory_ui.sources.memoryos). The tenant's API key comes
 # from the secrets store (MEMORYOS_API_KEY_FILE); `external_user_id` from the verified
 # identity by the template ({oid}, {upn}); MEMORYOS_AGENTS maps agent ids to titles (JSON).
 MEMORYOS_BASE_URL = env("MEMORYOS_BASE_URL", "http://127.0.0.1:8004" if DEVSTACK else "")

@@ -162,6 +162,8 @@ def start_portal(
         # Off unless this stack runs a legacy emulator: the devstack default (port 8002) may
         # have nothing listening, and "Export everything" includes the legacy files.
         "LEGACY_STORES_BASE_URL": stack.legacy.url if stack.legacy else "",
+        # MemoryOS likewise: no stack here runs its emulator, and the dashboard would offer it.
+        "MEMORYOS_BASE_URL": "",
         "PORTAL_LOG_LEVEL": "WARNING",
         "DJANGO_STATIC_ROOT": str(home / f"{name}-static"),
         **(extra_env or {}),

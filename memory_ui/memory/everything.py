@@ -48,11 +48,23 @@ class OthersExport:
 
 def exportable() -> list[Source]:
     """The other sources "Export everything" reads."""
-    return [
-        source
-        for source in registry.others()
-        if source.steps is not None and source.can(Capability.EXPORT)
-    ]
+    return [source for source in registry.others() if not not_exported_reason(source)]
+
+
+def not_exported_reason(source: Source) -> str:
+    """Why "Export everything" leaves a source out ("" where it reads it): the page names
+    each such source with this, so the file is never taken for all there is."""
+    if source.steps is None:
+        return source.unreachable or source.missing_reason(Capability.EXPORT)
+    for capability in (Capability.EXPORT, Capability.LIST):
+        if not source.can(capability):
+            return source.missing_reason(capability)
+    return ""
+
+
+def not_exported() -> list[tuple[Source, str]]:
+    """The other sources "Export everything" cannot include, each with why."""
+    return [(s, why) for s in registry.others() if (why := not_exported_reason(s))]
 
 
 def others_export(actor: Actor) -> OthersExport:

@@ -7,6 +7,9 @@ key or content).
 
 An item's version, where the backend gives none, is the sha256 of its text: an erasure after
 an export deletes only items still as the export handed them over.
+
+Over 400 lines: every audited step over an adapter in one place, so that no page or request
+reaches a backend unaudited (as `coreapi/operations.py` does for CoreAPI).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from memory_ui.sources.protocol import (
     ItemsPage,
     MemoryBackend,
     Outcome,
+    Preview,
     SourceError,
     SourceTarget,
     Subject,
@@ -125,8 +129,11 @@ class Listed:
 
 def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
     """The subject's targets, each with its first page of items (a target that cannot be
-    listed says why; the others are still listed)."""
+    listed says why; the others are still listed; none is read where the source cannot
+    list: its pages say so instead)."""
     subject = subject_of(actor)
+    if Capability.LIST not in backend.capabilities:
+        return [Listed(target, ()) for target in backend.list_targets(subject)]
     listed = []
     for target in backend.list_targets(subject):
         try:
@@ -150,6 +157,7 @@ def target_of(actor: Actor, backend: MemoryBackend, key: str) -> SourceTarget | 
 def target_page(
     actor: Actor, backend: MemoryBackend, target: SourceTarget, cursor: str | None = None
 ) -> ItemsPage:
+    require(backend, Capability.LIST)
     return backend.read_page(subject_of(actor), target, cursor)
 
 
@@ -293,6 +301,47 @@ def item_export(actor: Actor, backend: MemoryBackend, target: SourceTarget, key:
     return text
 
 
+def target_preview(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, question: str, limit: int
+) -> Preview:
+    """What the target's agent is given about the person for `question` (the top `limit`).
+    Audited with how many items came back, never what they say."""
+    require(backend, Capability.PREVIEW)
+    subject = subject_of(actor)
+    preview = audited(
+        actor,
+        backend,
+        Action.PREVIEW,
+        target,
+        lambda: backend.preview(subject, target, question, limit),
+    )
+    audit(actor, backend.source, Action.PREVIEW, target, count=len(preview.items))
+    return preview
+
+
+def item_report(
+    actor: Actor,
+    backend: MemoryBackend,
+    target: SourceTarget,
+    reference: str,
+    key: str,
+    correction: str,
+) -> str:
+    """The person's "this is wrong" on item `key` of preview `reference`, with what is true:
+    sent for correction (the source's receipt id), not corrected. Audited."""
+    require(backend, Capability.PREVIEW)
+    subject = subject_of(actor)
+    receipt = audited(
+        actor,
+        backend,
+        Action.REPORT,
+        target,
+        lambda: backend.report(subject, target, reference, key, correction),
+    )
+    audit(actor, backend.source, Action.REPORT, target, after=correction)
+    return receipt
+
+
 class BackendSteps:
     """`protocol.Steps` for a source that brings only its adapter (`make(actor)`)."""
 
@@ -375,8 +424,8 @@ class BackendSteps:
 
 def _not_erasable(backend: MemoryBackend) -> str:
     """Why a request cannot erase here ("" where it can): it erases only what its export
-    handed over, so a source it cannot export is not erased either."""
-    for capability in (Capability.ERASE_SUBJECT, Capability.EXPORT):
+    handed over, so a source it cannot export (or list) is not erased either."""
+    for capability in (Capability.ERASE_SUBJECT, Capability.EXPORT, Capability.LIST):
         if capability not in backend.capabilities:
             return backend.missing_reason(capability)
     return ""

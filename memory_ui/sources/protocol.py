@@ -2,11 +2,12 @@
 source package, so an adapter imports these and nothing of another source.
 
 A source is one package under `memory_ui/sources/` (docs/architecture.md, Memory sources),
-registered by `memory_ui.sources.registry` from settings. Its backend must list the targets
-a subject has and read one page of a target; everything else is a declared capability, and
-pages offer an action only where the source (and the target's privileges: a read-only
-legacy store) allows it, saying in one sentence why where it does not. Every source's
-errors derive from `SourceError`, so a page catches and translates them once.
+registered by `memory_ui.sources.registry` from settings. Its backend must name the targets
+a subject has; everything else is a declared capability (reading a target's items page by
+page too: `LIST`, which a service that only answers an agent's question lacks), and pages
+offer an action only where the source (and, for a legacy store, its privileges) allows it,
+saying in one sentence why where it does not. Every source's errors derive from
+`SourceError`, so a page catches and translates them once.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ class Capability(enum.Flag):
     EXPORT = enum.auto()
     IMPORT = enum.auto()
     CONDITIONAL_WRITE = enum.auto()  # a write with a version precondition
+    LIST = enum.auto()  # a target's items read page by page (`read_page`, `read_item`)
+    # What an agent is told about a person for one question, and "this is wrong" on one of
+    # those items (`preview`, `report`).
+    PREVIEW = enum.auto()
 
 
 # What a read-only target refuses though its source can (`SourceTarget.read_only`).
@@ -145,6 +150,56 @@ class ExportedFile:
     versions: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a previewed item came from, as the source records it (any part may be unknown)."""
+
+    service: str | None = None
+    event: str | None = None
+    observed: dt.datetime | None = None
+    writer: str | None = None
+
+
+@dataclass(frozen=True)
+class PreviewItem:
+    """One item an agent is given for a question, ranked: what it says, how the source
+    files and weighs it, when an agent last used it, and where it came from."""
+
+    key: str
+    text: str
+    category: str = ""
+    importance: float | None = None
+    relevance: float | None = None
+    last_used: dt.datetime | None = None
+    origin: Origin | None = None
+
+
+class PreviewState(enum.StrEnum):
+    FULL = "full"
+    DEGRADED = "degraded"  # memory answered, in a reduced mode
+    PASSTHROUGH = "passthrough"  # the agent went on without memory
+    BLOCKED = "blocked"  # memory refused to answer for now
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a target's agent is given about a person for one question: `context`, the exact
+    text the agent reads, and the top `limit` items behind it (never everything the source
+    keeps). `reference` is the source's name for this answer, which a report names ("":
+    nothing to report on); `notice` the source's sentence when `state` is not FULL;
+    `clarification` a question an agent will ask the person in a conversation ("": none)."""
+
+    target: SourceTarget
+    question: str
+    context: str
+    items: tuple[PreviewItem, ...]
+    limit: int
+    reference: str = ""
+    state: PreviewState = PreviewState.FULL
+    notice: str = ""
+    clarification: str = ""
+
+
 # What a deletion request's export kept of a source, for its erasure: target -> item ->
 # version token (None: the source was not in the export, so nothing is erased).
 type Exported = dict[str, dict[str, str]] | None
@@ -226,6 +281,16 @@ class Source:
         return f"in {self.system}" if self.system else ""
 
     @property
+    def cannot_list(self) -> str:
+        """Why its items cannot be listed ("" where they can): what pages say instead of
+        an empty list, which would claim it keeps nothing."""
+        return "" if self.can(Capability.LIST) else self.missing_reason(Capability.LIST)
+
+    @property
+    def previews(self) -> bool:
+        return self.can(Capability.PREVIEW)
+
+    @property
     def invitation(self) -> str:
         """The dashboard section's link, before its contents load."""
         if self.turned_down:
@@ -235,8 +300,9 @@ class Source:
 
 @runtime_checkable
 class MemoryBackend(Protocol):
-    """Required: `source`, `capabilities`, `list_targets`, `read_page`. The optional
-    operations below raise `Unsupported` unless `capabilities` declares them."""
+    """Required: `source`, `capabilities`, `missing_reason`, `list_targets`. The optional
+    operations below raise `Unsupported` unless `capabilities` declares them (`read_page`
+    and `read_item`: LIST; `preview` and `report`: PREVIEW)."""
 
     source: str
     capabilities: Capability
@@ -270,6 +336,19 @@ class MemoryBackend(Protocol):
     def erase_subject(self, subject: Subject) -> Erasure: ...
 
     def export(self, subject: Subject, target: SourceTarget) -> str: ...
+
+    def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
+        """What the target's agent is given about the subject for `question`: the top
+        `limit`. It may change the source's state (when an item was last used, quota), so
+        only when a person asks."""
+        ...
+
+    def report(
+        self, subject: Subject, target: SourceTarget, reference: str, key: str, correction: str
+    ) -> str:
+        """The subject says item `key` of the preview `reference` is wrong, and what is true.
+        The source takes it for correction (nothing is corrected yet); its receipt's id."""
+        ...
 
 
 @runtime_checkable

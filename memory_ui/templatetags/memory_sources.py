@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django import template
 from django.urls import reverse
 
+from memory_ui.memory.everything import not_exported
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import Source
 from memory_ui.web.source_pages import Place, source_item_url, source_target_url
@@ -47,3 +48,16 @@ def source_item_link(source: Source, target: str, item: str, page: str = "source
 def source_page(place: Place, page: str) -> str:
     """`{{ place|source_page:"source_clear" }}`: that page of the place's target."""
     return place.url(page)
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    title: str
+    why: str
+
+
+@register.simple_tag
+def not_in_export() -> list[LeftOut]:
+    """The systems "Export everything" cannot include, each with why: named beside the
+    button, so the file is never taken for all there is."""
+    return [LeftOut(source.title, why) for source, why in not_exported()]

@@ -24,6 +24,7 @@ from memory_ui.web.views import (
     sources,
     support_deletion,
     support_lookup,
+    told,
     transfer,
 )
 from memory_ui.web.views import search as search_views
@@ -137,6 +138,8 @@ urlpatterns = [
     path("memory/sources/<slug:name>/undo", source_changes.undo, name="source_undo"),
     path("memory/sources/<slug:name>/clear", sources.clear, name="source_clear"),
     path("memory/sources/<slug:name>/export", sources.export, name="source_export"),
+    path("memory/sources/<slug:name>/told", told.told, name="source_told"),
+    path("memory/sources/<slug:name>/told/report", told.report, name="source_report"),
     path("memory/sources/<slug:name>/move", source_move.move, name="source_move"),
     # the legacy stores' own pages before they were these (seed 003): bookmarks still work
     *(

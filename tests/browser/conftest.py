@@ -121,6 +121,7 @@ def live_portal(
     settings.COREAPI_BASE_URL = portal_coreapi.url
     settings.COREAPI_CA_BUNDLE = ""
     settings.LEGACY_STORES_BASE_URL = ""  # on only where a test starts an emulator
+    settings.MEMORYOS_BASE_URL = ""  # likewise
     _reset_portal_caches()
     yield live_server.url
     _reset_portal_caches()

@@ -25,6 +25,7 @@ from memory_ui.sources.protocol import (
     Item,
     ItemsPage,
     Outcome,
+    Preview,
     Source,
     SourceError,
     SourceTarget,
@@ -35,7 +36,8 @@ from memory_ui.sources.protocol import (
 NAME = "notebook"
 TITLE = "Team notebook"
 CAPABILITIES = (
-    Capability.SEARCH
+    Capability.LIST
+    | Capability.SEARCH
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
     | Capability.RESTORE_ITEM
@@ -54,6 +56,8 @@ MISSING = {
     Capability.APPEND: "The team notebook takes no notes from the portal.",
     Capability.IMPORT: "The team notebook cannot import a document.",
     Capability.CONDITIONAL_WRITE: "The team notebook has no version check.",
+    Capability.LIST: "The team notebook cannot be read page by page.",
+    Capability.PREVIEW: "The team notebook is not given to agents.",
 }
 WHEN = dt.datetime(2026, 11, 30, 9, 0, tzinfo=dt.UTC)
 
@@ -156,6 +160,14 @@ class NotebookBackend:
     def export(self, subject: Subject, target: SourceTarget) -> str:
         notes = self._page(subject, target)
         return "".join(f"## {key}\n\n{text}\n\n" for key, text in sorted(notes.items()))
+
+    def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
+        raise Unsupported(MISSING[Capability.PREVIEW])
+
+    def report(
+        self, subject: Subject, target: SourceTarget, reference: str, key: str, correction: str
+    ) -> str:
+        raise Unsupported(MISSING[Capability.PREVIEW])
 
 
 def _capabilities() -> Capability:

@@ -42,6 +42,7 @@ def portal(
     settings.ENTRA_CLIENT_SECRET = demo.portal.client_secret
     settings.ENTRA_INSTANCE_DISCOVERY = False
     settings.LEGACY_STORES_BASE_URL = ""  # on only where a test starts an emulator
+    settings.MEMORYOS_BASE_URL = ""  # likewise
     settings.ENTRA_REDIRECT_URI = REDIRECT_URI
     settings.PORTAL_CA_BUNDLE = str(pki.ca_cert)
     settings.COREAPI_BASE_URL = portal_coreapi.url

@@ -1,7 +1,7 @@
 """MemoryBackend over MemoryOS (memory_ui.sources.memoryos) against its emulator (seed 002):
-what the seed really gives (retrieve and feedback; no list, export, edit or delete), the
-exact context an agent is given, a correction that reaches the service, and its failures
-as the source's errors. The registry entry is checked through settings alone."""
+what the seed really gives (retrieve and feedback: SEARCH and PREVIEW; no list, export, edit
+or delete), the exact context an agent is given, a correction that reaches the service, and
+its failures as the source's errors. The registry entry is checked through settings alone."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from memory_ui.sources import registry
 from memory_ui.sources.memoryos.adapter import (
     NO_ERASURE,
     NO_LIST,
+    NOTICES,
     MemoryOsBackend,
     MemoryOsNoPerson,
 )
@@ -24,13 +25,22 @@ from memory_ui.sources.memoryos.errors import (
     MemoryOsRefused,
     MemoryOsUnavailable,
 )
-from memory_ui.sources.protocol import Capability, MemoryBackend, Subject, Unsupported, require
+from memory_ui.sources.protocol import (
+    Capability,
+    MemoryBackend,
+    PreviewState,
+    SourceTarget,
+    Subject,
+    Unsupported,
+    require,
+)
 from tests.devstack.memoryos_api import KEY, PASSTHROUGH_KEY, Api, ids
 from tests.stack import free_port
 
 AGENTS = {"travel-planner": "Travel Planner", "it-helpdesk": "IT Helpdesk"}
 ALICE = Subject("alice@contoso.com", "a11ce000-0000-4000-8000-000000000001")
 SUPPORT_FOR_ALICE = Subject("alice@contoso.com", "")  # support staff know the UPN only
+TRAVEL = SourceTarget("memoryos", "travel-planner", "Travel Planner", agent="travel-planner")
 
 
 def backend_for(url: str, key: str = KEY, **client: object) -> MemoryOsBackend:
@@ -44,13 +54,15 @@ def backend(fresh_memoryos: RunningServer) -> MemoryOsBackend:
     return backend_for(fresh_memoryos.url)
 
 
-def test_it_declares_search_alone(backend: MemoryOsBackend) -> None:
+def test_it_declares_search_and_preview_alone(backend: MemoryOsBackend) -> None:
     assert isinstance(backend, MemoryBackend)
-    assert backend.capabilities == Capability.SEARCH
+    assert backend.capabilities == Capability.SEARCH | Capability.PREVIEW
     for capability in (Capability.EXPORT, Capability.ERASE_SUBJECT):
         with pytest.raises(Unsupported, match="Not possible: MemoryOS offers no"):
             require(backend, capability)
-    travel = backend.target(ALICE, "travel-planner")
+    with pytest.raises(Unsupported, match="cannot list"):
+        require(backend, Capability.LIST)
+    travel = TRAVEL
     with pytest.raises(Unsupported, match="no way to delete"):
         backend.delete_item(ALICE, travel, "any")
     with pytest.raises(Unsupported, match="cannot be edited"):
@@ -64,8 +76,10 @@ def test_targets_are_the_configured_agents_and_cannot_be_listed(backend: MemoryO
         ("travel-planner", "Travel Planner", "travel-planner"),
         ("it-helpdesk", "IT Helpdesk", "it-helpdesk"),
     ]
-    assert {t.description for t in targets} == {NO_LIST}
-    assert backend.read_page(ALICE, targets[0]).items == ()
+    assert targets[0] == TRAVEL
+    with pytest.raises(Unsupported, match="cannot list") as no_page:
+        backend.read_page(ALICE, targets[0])
+    assert str(no_page.value) == NO_LIST
     with pytest.raises(Unsupported, match="cannot list"):
         backend.read_item(ALICE, targets[0], "any")
 
@@ -73,14 +87,15 @@ def test_targets_are_the_configured_agents_and_cannot_be_listed(backend: MemoryO
 def test_preview_is_exactly_what_the_agent_is_given(
     backend: MemoryOsBackend, fresh_memoryos: RunningServer
 ) -> None:
-    travel = backend.target(ALICE, "travel-planner")
     question = "Which seat does Alice prefer?"
 
-    retrieval = backend.preview(ALICE, travel, question, limit=5)
+    retrieval = backend.retrieve(ALICE, TRAVEL, question, limit=5)
+    preview = backend.preview(ALICE, TRAVEL, question, limit=5)
     served = Api(fresh_memoryos.url).ok(query=question, agent_id="travel-planner", limit=5)
 
-    assert retrieval.context == served["system_prompt_addition"]
+    assert retrieval.context == preview.context == served["system_prompt_addition"]
     assert [m.id for m in retrieval.memories] == [r["id"] for r in served["data"]]
+    assert [item.key for item in preview.items] == [r["id"] for r in served["data"]]
     first = retrieval.memories[0]
     assert first.id in ids("aisle-seats")
     assert (first.category, first.importance) == ("preference", 8.5)
@@ -92,22 +107,32 @@ def test_preview_is_exactly_what_the_agent_is_given(
         False,
     )
     assert not (ids("thinkpad") & {m.id for m in retrieval.memories})  # agent filter sent
+    told = preview.items[0]
+    assert (told.key, told.text, told.category, told.importance) == (
+        first.id,
+        first.content,
+        "preference",
+        8.5,
+    )
+    assert told.origin is not None and told.origin.service == "travel-booking"
+    assert told.origin.event == first.provenance.event_id
+    assert told.last_used is not None  # the retrieval just before moved it (S6)
+    assert preview.clarification == retrieval.clarification.question
+    assert (preview.state, preview.notice, preview.limit) == (PreviewState.FULL, "", 5)
+    assert preview.reference and preview.target == TRAVEL
 
 
 def test_a_correction_reaches_the_service_as_user_corrected(
     backend: MemoryOsBackend, fresh_memoryos: RunningServer
 ) -> None:
-    travel = backend.target(ALICE, "travel-planner")
-    retrieval = backend.preview(ALICE, travel, "Which seat does Alice prefer?")
-    assert retrieval.retrieval_id is not None
-    memory = retrieval.memories[0].id
+    preview = backend.preview(ALICE, TRAVEL, "Which seat does Alice prefer?", 10)
+    assert preview.reference
+    memory = preview.items[0].key
 
-    receipt = backend.report_correction(
-        ALICE, travel, retrieval.retrieval_id, memory, "I prefer window seats now."
-    )
+    receipt = backend.report(ALICE, TRAVEL, preview.reference, memory, "I prefer window seats now.")
 
-    assert receipt.outcome == "user_corrected" and receipt.correction_job_id
     (arrived,) = Api(fresh_memoryos.url).received()
+    assert receipt == arrived["correction_job_id"] and receipt
     assert arrived["correction"] == "I prefer window seats now."
     assert arrived["used_memory_ids"] == [memory]
     assert arrived["external_user_id"] == ALICE.oid
@@ -126,42 +151,48 @@ def test_search_asks_each_agent(backend: MemoryOsBackend) -> None:
 def test_passthrough_says_so(fresh_memoryos: RunningServer) -> None:
     backend = backend_for(fresh_memoryos.url, PASSTHROUGH_KEY)
 
-    retrieval = backend.preview(ALICE, backend.target(ALICE, "travel-planner"), "seats")
+    retrieval = backend.retrieve(ALICE, TRAVEL, "seats", 10)
+    preview = backend.preview(ALICE, TRAVEL, "seats", 10)
 
     assert (retrieval.passthrough, retrieval.memories, retrieval.retrieval_id) == (True, (), None)
+    assert (preview.state, preview.items, preview.reference, preview.context) == (
+        PreviewState.PASSTHROUGH,
+        (),
+        "",
+        "",
+    )
+    assert preview.notice == NOTICES[PreviewState.PASSTHROUGH]
 
 
 def test_without_an_object_id_the_person_cannot_be_named(backend: MemoryOsBackend) -> None:
     with pytest.raises(MemoryOsNoPerson):
-        backend.preview(SUPPORT_FOR_ALICE, backend.target(ALICE, "travel-planner"), "seats")
+        backend.preview(SUPPORT_FOR_ALICE, TRAVEL, "seats", 10)
 
 
 def test_failures_are_the_sources_errors(fresh_memoryos: RunningServer) -> None:
-    travel = backend_for(fresh_memoryos.url).target(ALICE, "travel-planner")
+    travel = TRAVEL
     with pytest.raises(MemoryOsRefused) as refused:
-        backend_for(fresh_memoryos.url, "mem_live_wrong").preview(ALICE, travel, "seats")
+        backend_for(fresh_memoryos.url, "mem_live_wrong").preview(ALICE, travel, "seats", 10)
     assert "portal's own access" in refused.value.message
     with pytest.raises(MemoryOsNotFound):
-        backend_for(fresh_memoryos.url).report_correction(
-            ALICE, travel, "no-such-retrieval", "m", "text"
-        )
+        backend_for(fresh_memoryos.url).report(ALICE, travel, "no-such-retrieval", "m", "text")
     with pytest.raises(MemoryOsUnavailable):
-        backend_for(f"http://127.0.0.1:{free_port()}", retries=0).preview(ALICE, travel, "q")
+        backend_for(f"http://127.0.0.1:{free_port()}", retries=0).preview(ALICE, travel, "q", 10)
 
 
 def test_retrievals_are_retried_and_throttling_is_its_own_error(
     fresh_memoryos: RunningServer,
 ) -> None:
     app = emulator.emulator(fresh_memoryos)
-    travel = backend_for(fresh_memoryos.url).target(ALICE, "travel-planner")
+    travel = TRAVEL
     app.faults = Faults(error_rate=1.0, error_status=503)
     with pytest.raises(MemoryOsUnavailable):
-        backend_for(fresh_memoryos.url, retries=1).preview(ALICE, travel, "seats")
+        backend_for(fresh_memoryos.url, retries=1).preview(ALICE, travel, "seats", 10)
     app.faults = Faults(throttle_rate=1.0)
     with pytest.raises(MemoryOsRateLimited):
-        backend_for(fresh_memoryos.url).preview(ALICE, travel, "seats")
+        backend_for(fresh_memoryos.url).preview(ALICE, travel, "seats", 10)
     app.faults = Faults()
-    assert backend_for(fresh_memoryos.url).preview(ALICE, travel, "seats").memories
+    assert backend_for(fresh_memoryos.url).preview(ALICE, travel, "seats", 10).items
 
 
 @pytest.mark.django_db
@@ -177,8 +208,9 @@ def test_registered_through_settings_it_cannot_be_erased_or_exported(
 
     source = registry.source("memoryos")
 
-    assert source.capabilities == Capability.SEARCH
+    assert source.capabilities == Capability.SEARCH | Capability.PREVIEW
     assert source.missing_reason(Capability.ERASE_SUBJECT) == NO_ERASURE
+    assert source.cannot_list == NO_LIST and source.previews
     assert source.backend is not None and source.steps is not None
     settings.MEMORYOS_BASE_URL = ""
     assert [s.name for s in registry.sources()] == ["coreapi", "agent_notes"]

@@ -77,6 +77,8 @@ def fake(monkeypatch: pytest.MonkeyPatch, static_from_finders) -> FakeCoreAPI:
     coreapi = FakeCoreAPI()
     # The legacy stores are off unless a test installs its own (tests/fake_legacy.py).
     monkeypatch.setattr(settings, "LEGACY_STORES_BASE_URL", "")
+    # MemoryOS too, unless a test points it at an emulator it starts (test_memoryos_*).
+    monkeypatch.setattr(settings, "MEMORYOS_BASE_URL", "")
     monkeypatch.setattr("memory_ui.sources.coreapi.client.get_client", lambda: coreapi)
     monkeypatch.setattr("memory_ui.auth.coreapi_token", lambda request: USER_TOKEN)
     monkeypatch.setattr("memory_ui.auth.app_token", lambda: APP_TOKEN)

@@ -38,12 +38,15 @@ from memory_ui.sources.protocol import (
     Item,
     ItemsPage,
     Outcome,
+    Preview,
     Subject,
+    Unsupported,
 )
 
 SOURCE = "coreapi"
 CAPABILITIES = (
-    Capability.SEARCH
+    Capability.LIST
+    | Capability.SEARCH
     | Capability.APPEND
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
@@ -68,7 +71,7 @@ class CoreAPIBackend:
         self._actor = actor
 
     def missing_reason(self, capability: Capability) -> str:
-        return "CoreAPI does not offer this."  # never asked: it declares every capability
+        return "CoreAPI does not offer this."  # its memory pages show what an agent sees
 
     def _subject_upn(self) -> str:
         return self._actor.subject_upn or self._actor.who.upn
@@ -158,6 +161,21 @@ class CoreAPIBackend:
     def export(self, subject: Subject, target: backends.SourceTarget) -> str:
         self._check(subject)
         return memory_export(self._actor, self._stored(target))
+
+    def preview(
+        self, subject: Subject, target: backends.SourceTarget, question: str, limit: int
+    ) -> Preview:
+        raise Unsupported(self.missing_reason(Capability.PREVIEW))
+
+    def report(
+        self,
+        subject: Subject,
+        target: backends.SourceTarget,
+        reference: str,
+        key: str,
+        correction: str,
+    ) -> str:
+        raise Unsupported(self.missing_reason(Capability.PREVIEW))
 
     def search(self, subject: Subject, query: str) -> list[tuple[backends.SourceTarget, Item]]:
         """Entries whose text or reason holds `query`, ignoring case, in every document."""

@@ -25,8 +25,10 @@ from memory_ui.sources.protocol import (
     Item,
     ItemsPage,
     Outcome,
+    Preview,
     SourceTarget,
     Subject,
+    Unsupported,
 )
 
 logger = logging.getLogger("memory_ui.memory.legacy")
@@ -34,7 +36,8 @@ logger = logging.getLogger("memory_ui.memory.legacy")
 SOURCE = "legacy"
 SEARCH_TOP_K = 50  # the most one search call returns (seed 003)
 CAPABILITIES = (
-    Capability.SEARCH
+    Capability.LIST
+    | Capability.SEARCH
     | Capability.APPEND
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
@@ -331,6 +334,14 @@ class LegacyBackend:
     def export(self, subject: Subject, target: SourceTarget) -> str:
         """The subject's files of one store as one markdown document, file by file."""
         return export_markdown(target, self.export_items(subject, target))
+
+    def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
+        raise Unsupported(self.missing_reason(Capability.PREVIEW))
+
+    def report(
+        self, subject: Subject, target: SourceTarget, reference: str, key: str, correction: str
+    ) -> str:
+        raise Unsupported(self.missing_reason(Capability.PREVIEW))
 
 
 def export_markdown(target: SourceTarget, items: list[Item]) -> str:

@@ -19,6 +19,7 @@ from memory_ui.sources.protocol import (
     Item,
     ItemsPage,
     Outcome,
+    Preview,
     SourceTarget,
     Subject,
     Unsupported,
@@ -28,7 +29,8 @@ NAME = "memory_api"
 TITLE = "Workspace memory"
 NO_AGENT = "-"  # the target of memories no agent is named on
 CAPABILITIES = (
-    Capability.SEARCH
+    Capability.LIST
+    | Capability.SEARCH
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
     | Capability.CLEAR_TARGET
@@ -44,6 +46,7 @@ MISSING = {
     Capability.CONDITIONAL_WRITE: (
         "The workspace memory has no version check; the portal reads and compares first."
     ),
+    Capability.PREVIEW: "The workspace memory does not say what an agent is given for a question.",
 }
 
 
@@ -139,6 +142,14 @@ class MemoryApiBackend:
 
     def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
         raise Unsupported(MISSING[Capability.RESTORE_ITEM])
+
+    def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
+        raise Unsupported(MISSING[Capability.PREVIEW])
+
+    def report(
+        self, subject: Subject, target: SourceTarget, reference: str, key: str, correction: str
+    ) -> str:
+        raise Unsupported(MISSING[Capability.PREVIEW])
 
     def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]:
         """Erases the agent's memories of the person (DSAR route, soft-deleted ones too)."""

@@ -2,12 +2,12 @@
 gives: it retrieves, for one person, one agent and one question, and takes feedback. It
 offers no way to list, export, edit or delete a person's memories.
 
-A target is one configured agent (MEMORYOS_AGENTS). Its page is empty because the
-service cannot list. What the agent is told is `preview` (a retrieval, which moves
-last_accessed and counts against quota, so only when a person asks), and "this is wrong"
-is `report_correction` (user_corrected feedback: the service queues a re-extraction;
-nothing is corrected yet). Nothing here is audited: whoever calls it audits, with the
-source's name.
+A target is one configured agent (MEMORYOS_AGENTS); the service cannot list its items
+(no LIST). What the agent is told is `preview` (a retrieval, which moves last_accessed and
+counts against quota, so only when a person asks), and "this is wrong" is `report`
+(user_corrected feedback: the service queues a re-extraction; nothing is corrected yet).
+Nothing here is audited: whoever calls it audits, with the source's name
+(`sources.generic`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ from memory_ui.sources.protocol import (
     Erasure,
     Item,
     ItemsPage,
+    Origin,
     Outcome,
+    Preview,
+    PreviewItem,
+    PreviewState,
     SourceTarget,
     Subject,
     Unsupported,
@@ -35,13 +39,29 @@ from memory_ui.sources.protocol import (
 
 SOURCE = "memoryos"
 TITLE = "MemoryOS"
-CAPABILITIES = Capability.SEARCH
+CAPABILITIES = Capability.SEARCH | Capability.PREVIEW
 NO_LIST = (
     "MemoryOS cannot list what it keeps about you: it only answers an agent's question. "
     "Ask a question to see what an agent is told."
 )
+# What a page says when the answer was not a full one (docs/memoryos.md, S8).
+NOTICES = {
+    PreviewState.DEGRADED: (
+        "MemoryOS answered in a degraded mode: the memories below may fit the question less "
+        "well than usual, and this is what the agent is given right now."
+    ),
+    PreviewState.PASSTHROUGH: (
+        "MemoryOS passed this question through without memory: the agent is given nothing "
+        "about you from it right now, which does not mean it keeps nothing."
+    ),
+    PreviewState.BLOCKED: (
+        "MemoryOS is blocked for this service right now: the agent is given nothing about "
+        "you from it, which does not mean it keeps nothing."
+    ),
+}
 NO_ERASURE = "Not possible: MemoryOS offers no erasure through its API; ask its operator."
 MISSING = {
+    Capability.LIST: NO_LIST,
     Capability.APPEND: "MemoryOS takes memories from agents' conversations, not from the portal.",
     Capability.EDIT_ITEM: (
         "MemoryOS memories cannot be edited; report one as wrong and the service re-reads "
@@ -88,46 +108,48 @@ class MemoryOsBackend:
 
     def list_targets(self, subject: Subject) -> list[SourceTarget]:
         return [
-            SourceTarget(SOURCE, agent_id, title, NO_LIST, agent=agent_id)
+            SourceTarget(SOURCE, agent_id, title, agent=agent_id)
             for agent_id, title in self._agents.items()
         ]
-
-    def target(self, subject: Subject, agent_id: str) -> SourceTarget:
-        """One of the configured agents (KeyError otherwise: a page answers 404)."""
-        return next(t for t in self.list_targets(subject) if t.key == agent_id)
 
     def read_page(
         self, subject: Subject, target: SourceTarget, cursor: str | None = None
     ) -> ItemsPage:
-        return ItemsPage(target, ())  # the service cannot list (NO_LIST)
+        raise Unsupported(NO_LIST)
 
     def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
         raise Unsupported(NO_LIST)
 
-    def preview(
-        self, subject: Subject, target: SourceTarget, question: str, limit: int = 10
+    def retrieve(
+        self, subject: Subject, target: SourceTarget, question: str, limit: int
     ) -> Retrieval:
-        """What `target`'s agent is given about the person for `question`: for this
-        question, the top `limit`; never everything the service knows."""
+        """The service's own answer for `target`'s agent and `question`, the top `limit`."""
         return self._client.retrieve(
             self.external_user_id(subject), question, agent_id=target.key, limit=limit
         )
 
-    def report_correction(
-        self, subject: Subject, target: SourceTarget, retrieval_id: str, memory_id: str, text: str
-    ) -> FeedbackReceipt:
-        """The person says a memory of that retrieval is wrong and what is true."""
+    def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
+        """What `target`'s agent is given about the person for `question`: for this
+        question, the top `limit`; never everything the service knows."""
+        return _preview(target, question, limit, self.retrieve(subject, target, question, limit))
+
+    def report(
+        self, subject: Subject, target: SourceTarget, reference: str, key: str, correction: str
+    ) -> str:
+        """The person says memory `key` of retrieval `reference` is wrong and what is true;
+        the id of the re-extraction the service queued (or of the feedback, without one)."""
         self.external_user_id(subject)  # only a person the service can be told of
-        return self._client.report_correction(
-            retrieval_id, memory_id, text, {"agent_id": target.key, "reported_by": "memory-portal"}
+        receipt: FeedbackReceipt = self._client.report_correction(
+            reference, key, correction, {"agent_id": target.key, "reported_by": "memory-portal"}
         )
+        return receipt.correction_job_id or receipt.feedback_id
 
     def search(self, subject: Subject, query: str) -> list[tuple[SourceTarget, Item]]:
         """One retrieval per configured agent, the most the service returns each."""
         return [
             (target, _item(memory))
             for target in self.list_targets(subject)
-            for memory in self.preview(subject, target, query, LIMIT_MAX).memories
+            for memory in self.retrieve(subject, target, query, LIMIT_MAX).memories
         ]
 
     def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
@@ -155,6 +177,47 @@ class MemoryOsBackend:
 
     def export(self, subject: Subject, target: SourceTarget) -> str:
         raise Unsupported(self.missing_reason(Capability.EXPORT))
+
+
+def _state(retrieval: Retrieval) -> PreviewState:
+    if retrieval.blocked:
+        return PreviewState.BLOCKED
+    if retrieval.passthrough:
+        return PreviewState.PASSTHROUGH
+    if retrieval.degraded:
+        return PreviewState.DEGRADED
+    return PreviewState.FULL
+
+
+def _preview(target: SourceTarget, question: str, limit: int, retrieval: Retrieval) -> Preview:
+    state = _state(retrieval)
+    clarification = retrieval.clarification
+    return Preview(
+        target=target,
+        question=question,
+        context=retrieval.context,
+        items=tuple(_told(memory) for memory in retrieval.memories),
+        limit=limit,
+        reference=retrieval.retrieval_id or "",
+        state=state,
+        notice=NOTICES.get(state, ""),
+        clarification=clarification.question if clarification else "",
+    )
+
+
+def _told(memory: RetrievedMemory) -> PreviewItem:
+    origin = memory.provenance
+    return PreviewItem(
+        key=memory.id,
+        text=memory.content,
+        category=memory.category,
+        importance=memory.importance,
+        relevance=memory.relevance,
+        last_used=memory.last_accessed,
+        origin=Origin(origin.service, origin.event_id, origin.observed_at, origin.writer_id)
+        if origin
+        else None,
+    )
 
 
 def _item(memory: RetrievedMemory) -> Item:

@@ -104,3 +104,40 @@ class SourceMoveForm(SourceTargetForm):
 
     item = forms.CharField(max_length=MAX_KEY, strip=False, required=False)
     delete_verified = forms.BooleanField(required=False)
+
+
+# "What <agent> is told about me": a question as long as a person types one, a correction as
+# long as a few sentences (MemoryOS takes up to 4000 characters; docs/memoryos.md, S3).
+MAX_QUESTION = 500
+MAX_CORRECTION = 1000
+SUGGESTED_QUESTION = "What do you know about me?"
+
+
+class PreviewForm(forms.Form):
+    """Which of the person's agents, and the question to ask as that agent would. The
+    agents are the source's targets for the signed-in person; any other is a 404 before
+    this form is read."""
+
+    target = forms.ChoiceField(label="Agent")
+    question = forms.CharField(
+        label="Question",
+        max_length=MAX_QUESTION,
+        initial=SUGGESTED_QUESTION,
+        help_text="What the agent would be asked; the suggested one is filled in.",
+    )
+
+    def __init__(self, *args: Any, agents: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = agents
+
+
+class ReportForm(SourceItemForm):
+    """ "This is wrong" on one item of a preview the person was shown (`preview`: the token
+    the session keeps it under) and what is true instead."""
+
+    preview = forms.CharField(max_length=100)
+    correction = forms.CharField(
+        label="What is true",
+        max_length=MAX_CORRECTION,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )

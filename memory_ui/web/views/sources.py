@@ -76,14 +76,14 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     cursor = request.GET.get("page") or None
     offered = place.offered
     context: dict[str, Any] = {"place": place, "offered": offered, "first_page": not cursor}
+    context |= {"items": (), "next_cursor": None, "error": None}
     try:
-        page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
+        if not place.source.cannot_list:  # else the page says why, never "nothing"
+            page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
+            rows = rows_html(place, page.items, offered, get_token(request))
+            context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
     except SourceError as exc:
-        context |= {"items": (), "next_cursor": None, "error": exc}
-    else:
-        rows = rows_html(place, page.items, offered, get_token(request))
-        context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
-        context["error"] = None
+        context["error"] = exc
     undo = request.GET.get("undo", "")
     if undo:
         # After a delete: the notice names the item from the session, never from the URL.
