@@ -123,10 +123,11 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     if scope == "combined":
         return combined_page(request, target)
     loaded = memory_store().load(user_actor(request), target)
+    visit = None
     if not request.htmx:
         # Opening the page is a visit; its htmx requests (Show more, views) are the same one.
-        visit_record(signed_in(request).oid, loaded, keep_marks=True)
-    return memory_page(request, loaded)
+        visit = visit_record(signed_in(request).oid, loaded, keep_marks=True)
+    return memory_page(request, loaded, visit=visit)
 
 
 def _group(loaded: Loaded, heading: str) -> dict[str, object]:
