@@ -3,7 +3,8 @@ read from the database on every request (Django's auth middleware asks the backe
 on each one: docs/performance.md).
 
 A user made inactive or deleted loses access within `PORTAL_USER_RECHECK_SECONDS` on every
-worker and instance (docs/operations.md), and at once in the process that saved the change.
+worker and instance (docs/operations.md), and at once in the process that saved the change
+(unless a read of the old row was under way then: still within that bound).
 Only the row's values are kept; each request gets its own instance built from them, so no
 request sees another's changes to it.
 """
@@ -25,7 +26,7 @@ class ActiveUsers:
     was read; a bounded number, all forgotten when full (a miss costs one query)."""
 
     def __init__(self, limit: int = 4096) -> None:
-        self._rows: dict[Any, tuple[tuple[Any, ...], float]] = {}
+        self._rows: dict[Any, tuple[str, tuple[Any, ...], float]] = {}
         self._limit = limit
         self._lock = threading.Lock()
 
@@ -33,8 +34,8 @@ class ActiveUsers:
         model = get_user_model()
         fields = [field.attname for field in model._meta.concrete_fields]
         found = self._rows.get(user_id)
-        if found is not None and found[1] > time.monotonic():
-            return model.from_db("default", fields, found[0])
+        if found is not None and found[2] > time.monotonic():
+            return model.from_db(found[0], fields, found[1])
         user = model.objects.filter(pk=user_id, is_active=True).first()
         if user is None:
             self.forget(user_id)
@@ -43,7 +44,8 @@ class ActiveUsers:
             if len(self._rows) >= self._limit:
                 self._rows.clear()
             values = tuple(getattr(user, name) for name in fields)
-            self._rows[user_id] = (values, time.monotonic() + settings.PORTAL_USER_RECHECK_SECONDS)
+            until = time.monotonic() + settings.PORTAL_USER_RECHECK_SECONDS
+            self._rows[user_id] = (user._state.db, values, until)
         return user
 
     def forget(self, user_id: Any) -> None:
