@@ -290,6 +290,9 @@ class Bench:
         self.coreapi = requests.Session()
         self.coreapi.trust_env = False
         self.browser = sign_in(portal.url, stack.ca)
+        # A browser that has run the portal's script (portal.js sets this cookie): the
+        # dashboard may then leave its agents section to fetch itself after the first paint.
+        self.browser.cookies.set("portal_scripts", "1")
         self.results: list[tuple[str, str, str, str]] = []
 
     # CoreAPI, directly
@@ -393,20 +396,35 @@ class Bench:
             ">= 50%",
         )
 
+    def agents_section(self, html: str) -> str:
+        """The agents section's HTML: in the page, or fetched as the page's script does when
+        the first paint left it out (its placeholder's hx-get)."""
+        later = re.search(r'<section id="agents"[^>]*hx-get="([^"]+)"', html)
+        if later is None:
+            return html
+        response = self.page(later[1].replace("&amp;", "&"), **HTMX)
+        response.raise_for_status()
+        return response.text
+
     def dashboard(self) -> None:
-        paints, lists = [], []
+        paints, listed, lists = [], [], []
         for _ in range(self.args.runs // 2 or 1):
             forget_agents(self.stack.home)
-            took, response = timed(lambda: self.page("/"))
+            start = time.perf_counter()
+            response = self.page("/")
             response.raise_for_status()
-            paints.append(took)
+            paints.append(time.perf_counter() - start)
+            self.agents_section(response.text)
+            listed.append(time.perf_counter() - start)
             lists.append(timed(self.agents_list)[0])
         warm = times(lambda: self.page("/"), self.args.runs // 2 or 1)
         ratio = median_ms(paints) / median_ms(lists)
         self.record(
             f"dashboard first paint, cold ({self.args.agents} agents)",
-            f"{median_ms(paints):.1f} ms vs agents list {median_ms(lists):.1f} ms; "
-            f"warm {median_ms(warm):.1f} ms ({median_ms(warm) / median_ms(lists):.2f}x)",
+            f"{median_ms(paints):.1f} ms vs agents list {median_ms(lists):.1f} ms; agents "
+            f"on the page after {median_ms(listed):.1f} ms "
+            f"({median_ms(listed) / median_ms(lists):.2f}x); warm {median_ms(warm):.1f} ms "
+            f"({median_ms(warm) / median_ms(lists):.2f}x)",
             f"{ratio:.2f}x",
             "<= 1.5x",
         )
@@ -467,11 +485,13 @@ class Bench:
         for _ in range(self.args.runs // 2 or 1):
             forget_agents(self.stack.home)
             html = self.page("/").text
+            start = time.perf_counter()  # the agents section, if left out, is part of it
+            html += self.agents_section(html)
             paths = [
                 path.replace("&amp;", "&") for path in re.findall(r'hx-get="(/cards/[^"]+)"', html)
             ]
+            paths = list(dict.fromkeys(paths))  # the page and its section may both hold one
             counts.add(len(paths))
-            start = time.perf_counter()
             with ThreadPoolExecutor(max_workers=6) as pool:
                 for response in pool.map(lambda path: self.page(path, **HTMX), paths):
                     response.raise_for_status()
@@ -501,7 +521,7 @@ class Bench:
 
     def first_agent_batch(self) -> None:
         """The first agents' cards as they come into view on scrolling: one batch request."""
-        html = self.page("/").text
+        html = self.agents_section(self.page("/").text)
         batch = re.search(r'hx-get="(/cards/agents\?[^"]+)"', html)
         cards = re.findall(r'hx-get="(/cards/agents/[^"?]+)"', html)
         first = [batch[1].replace("&amp;", "&")] if batch else cards[:8]

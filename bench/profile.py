@@ -141,7 +141,7 @@ def main() -> None:
     try:
         bench = bench_portal.Bench(stack, portal, args)
         cookies = bench.browser.cookies
-        html = bench.page("/").text
+        html = bench.agents_section(bench.page("/").text)
         batches = [
             path.replace("&amp;", "&")
             for path in re.findall(r'hx-get="(/cards/agents\?[^"]+)', html)

@@ -28,6 +28,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from memory_ui.active_users import active_users
 from memory_ui.identity import Identity
 from memory_ui.silent_tokens import SilentTokens
 
@@ -332,7 +333,7 @@ class EntraBackend(BaseBackend):
         return user
 
     def get_user(self, user_id: int) -> AbstractBaseUser | None:
-        return get_user_model().objects.filter(pk=user_id, is_active=True).first()
+        return active_users.get(user_id)
 
 
 @cache

@@ -58,16 +58,23 @@ def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVi
     Opening the page moves the marks on (to what came since the opening before) only when
     something was added since then. Otherwise it is the same visit continued: a reload, or
     the page after the person's own edit, delete or move (none of which dates an entry
-    later), so the entries marked new stay marked until "Mark as seen"."""
+    later), so the entries marked new stay marked until "Mark as seen".
+
+    Opening a version already seen writes nothing: the row would only get a later
+    `seen_at`, and with the version unchanged nothing counts new from either time (a
+    database write on every view, docs/performance.md). An entry dated between the two
+    times but written only later counts new then, as it should."""
     if loaded.memory is None:
         return None
     now = timezone.now()
     version = Version.of(loaded.memory).token()
-    visit, created = MemoryVisit.objects.get_or_create(
-        user_oid=user_oid,
-        target_key=loaded.key,
-        defaults={"seen_at": now, "seen_version": version},
-    )
+    visit, created = visit_of(user_oid, loaded.key), False
+    if visit is None:  # get_or_create: a concurrent first opening may have made it
+        visit, created = MemoryVisit.objects.get_or_create(
+            user_oid=user_oid,
+            target_key=loaded.key,
+            defaults={"seen_at": now, "seen_version": version},
+        )
     if created:
         if keep_marks:
             # Opened for the first time: the page marks what came since the person's first
@@ -76,6 +83,8 @@ def visit_record(user_oid: str, loaded: Loaded, *, keep_marks: bool) -> MemoryVi
             visit.previous_seen_at = earlier.aggregate(first=Min("seen_at"))["first"]
             if visit.previous_seen_at is not None:
                 visit.save(update_fields=("previous_seen_at",))
+        return visit
+    if keep_marks and visit.seen_version == version:
         return visit
     if not keep_marks:
         visit.previous_seen_at = now

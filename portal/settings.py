@@ -439,6 +439,9 @@ COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
 PORTAL_COREAPI_FAN_OUT = env_int("PORTAL_COREAPI_FAN_OUT", 8)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
+# How long a worker trusts the signed-in user's row before reading it again: a user made
+# inactive or deleted loses access within this time (memory_ui/active_users.py).
+PORTAL_USER_RECHECK_SECONDS = env_int("PORTAL_USER_RECHECK_SECONDS", 30)
 # Parsed and rendered memory documents, kept per worker process by content hash
 # (memory_ui.documents.paging): how long after their last view, and about how many bytes.
 PORTAL_RENDER_CACHE_SECONDS = env_int("PORTAL_RENDER_CACHE_SECONDS", 300)

@@ -36,6 +36,17 @@ def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> No
         test["NAME"] = str(tmp_path_factory.getbasetemp() / "test-db.sqlite3")
 
 
+@pytest.fixture(autouse=True)
+def _no_remembered_users() -> Iterator[None]:
+    """Each test's database is rolled back after it and the next may reuse its users' ids:
+    no user row a worker remembers (memory_ui.active_users) outlives the test."""
+    from memory_ui.active_users import active_users
+
+    active_users.clear()
+    yield
+    active_users.clear()
+
+
 @pytest.fixture(scope="session")
 def devstack_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh state folder per test session; the developer's .devstack/ is never touched."""

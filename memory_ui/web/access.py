@@ -82,13 +82,17 @@ def support_actor(request: HttpRequest, upn: str, reason: str = "", ticket: str 
     )
 
 
+def listed_agents(request: HttpRequest) -> list[Agent] | None:
+    """The user's agents if they were listed lately (`user_agents`), without asking CoreAPI."""
+    return cache.get(f"agents:{signed_in(request).oid}")
+
+
 def user_agents(request: HttpRequest) -> list[Agent]:
     """The agents this user may read, from CoreAPI; reused briefly so cards don't re-list."""
-    key = f"agents:{signed_in(request).oid}"
-    agents: list[Agent] | None = cache.get(key)
+    agents = listed_agents(request)
     if agents is None:
         agents = memory_store().agents(user_actor(request))
-        cache.set(key, agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
+        cache.set(f"agents:{signed_in(request).oid}", agents, settings.PORTAL_AGENTS_CACHE_SECONDS)
     return agents
 
 

@@ -110,6 +110,8 @@ def held_forms(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable:
 
     def middleware(request: HttpRequest) -> HttpResponse:
         key = request.COOKIES.get(HELD_COOKIE, "")
+        if not key and request.method != "POST":
+            return get_response(request)  # nothing held, nothing to hold: most pages
         identity = current_identity(request) if hasattr(request, "session") else None
         if key and identity is not None:
             _take(request, key, identity.oid)

@@ -16,6 +16,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from memory_ui.models import MemoryVisit
 from memory_ui.sources.agent_memory import Loaded, Memory, Rewritten, Target, all_targets
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_store
@@ -134,14 +135,17 @@ def memory_page(
     *,
     status: int = 200,
     at_entry: int | None = None,
+    visit: MemoryVisit | None = None,
     **extra: object,
 ) -> HttpResponse:
     """The memory page, or for htmx its #memory-content fragment, or for "Show more" the
     next entries only. `at_entry`: the page holding that entry, whatever the request asked
-    (after a change made in the entry's place)."""
+    (after a change made in the entry's place). `visit`: the one just recorded, if any (else
+    it is looked up)."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
-    visit = visit_of(signed_in(request).oid, loaded.key)
+    if visit is None:
+        visit = visit_of(signed_in(request).oid, loaded.key)
     new = frozenset(e.index for e in marked_new(loaded, visit))
     shown = ViewForm.chosen(request.GET if at_entry is None else {"entry": at_entry})
     context = {**memory_context(loaded, **shown, new=new), **extra}

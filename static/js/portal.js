@@ -540,3 +540,12 @@
   document.addEventListener("htmx:afterSettle", refresh);
   window.addEventListener("pageshow", refresh);
 })();
+
+// Scripts run in this browser: the dashboard may then paint before the agents are listed
+// and let its agents section fetch them (memory_ui/web/views/pages.py, SCRIPTS_COOKIE). A
+// browser session cookie, so turning scripts off takes effect with the next session.
+(function () {
+  "use strict";
+  var secure = window.location.protocol === "https:" ? "; Secure" : "";
+  document.cookie = "portal_scripts=1; path=/; SameSite=Lax" + secure;
+})();

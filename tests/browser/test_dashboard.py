@@ -2,8 +2,10 @@
 
 import re
 from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
 
 import pytest
+from django.core.cache import cache
 from playwright.sync_api import Locator, Page, Route, expect
 
 from devstack.serve import RunningServer
@@ -41,6 +43,21 @@ def test_alice_sees_every_agents_memory(page: Page):
         expect(page.locator("#memory-content")).to_contain_text(remembered)
         page.get_by_role("link", name="Your memory").first.click()
         expect(page).to_have_url(re.compile(r"/$"))
+
+
+def test_a_cold_dashboard_paints_first_and_its_agents_section_fetches_itself(page: Page):
+    # Issue 31, item 3: the first paint after sign-in waited for the agent list.
+    sign_in_as(page, "Alice Example")  # the first page runs portal.js, which sets its cookie
+    cache.clear()  # the agent list not cached, as right after another sign-in
+    fragments: list[str] = []  # what the page's script fetched of the dashboard itself
+    page.on("request", lambda r: r.headers.get("hx-request") and fragments.append(r.url))
+    page.goto("/")
+    page.locator("#agents").scroll_into_view_if_needed()
+    expect(page.locator(".agent-count")).to_have_text("3 agents")
+    expect(page.locator("#agents")).not_to_have_attribute("aria-busy", "true")
+    expect(page.locator("#card-agent-travel-planner")).to_have_attribute("aria-busy", "false")
+    expect(page.locator("#card-agent-travel-planner .card-stats")).to_contain_text("Entries2")
+    assert [url for url in fragments if urlsplit(url).path == "/"] == [page.url]
 
 
 def test_finding_an_agent_updates_the_list_under_the_filter_not_the_filter(page: Page):

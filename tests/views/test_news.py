@@ -243,3 +243,25 @@ def test_saving_an_edit_keeps_the_other_entries_new_marks(alice: Client, fake, c
     # Something added since the last opening starts a new visit: it alone is new then.
     agent_adds(fake, clock, "travel-planner", "- Hotel: the Strand Palace.", "Hotel booked")
     assert new_marks(body(alice.get(TRAVEL))) == ["entry-4"]
+
+
+def test_opening_a_version_already_seen_writes_no_visit(alice: Client, fake, clock):
+    # Issue 31, item 2: every view wrote its visit row, an UPDATE even when nothing changed.
+    alice.get(TRAVEL)
+    agent_adds(fake, clock, "travel-planner", "- Booked the Eurostar.", "Train booked")
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-2"]
+    before = MemoryVisit.objects.get()
+    clock.tick()
+    with CaptureQueriesContext(connection) as queries:
+        again = body(alice.get(TRAVEL))
+    visits = [q["sql"] for q in queries.captured_queries if MemoryVisit._meta.db_table in q["sql"]]
+    assert len(visits) == 1 and visits[0].startswith("SELECT")  # read once, nothing written
+    assert new_marks(again) == ["entry-2"]
+    assert MemoryVisit.objects.get().seen_at == before.seen_at
+
+    # What counts new later is the same: only what comes after, once the memory changes.
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+    card = body(alice.get("/cards/agents/travel-planner", headers=HTMX))
+    assert '<strong class="new-badge">1 new</strong>' in card
+    assert new_marks(body(alice.get(TRAVEL))) == ["entry-3"]
+    assert MemoryVisit.objects.get().seen_at == clock.at

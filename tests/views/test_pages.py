@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from tests.fake_coreapi import FakeCoreAPI
@@ -121,6 +122,38 @@ def test_dashboard_for_htmx_is_the_agents_fragment(alice: Client):
     assert starts_with(response, '<section id="agents"')
     assert batched_cards(body(response)) == [list(AGENTS)]
     assert varies_on_htmx(response)
+
+
+def test_with_scripts_the_first_paint_lists_no_agents_and_the_section_fetches_them(
+    alice: Client, fake: FakeCoreAPI
+):
+    # Issue 31, item 3: the first paint after sign-in waited for the agent list.
+    alice.cookies["portal_scripts"] = "1"  # set by portal.js
+    response = alice.get("/", {"q": "travel"})
+    html = page_html(response)
+    assert is_page(response) and fake.calls == []
+    assert 'hx-get="/cards/user"' in html and "Listing your agents…" in html
+    assert 'hx-get="/?q=travel" hx-trigger="load" hx-swap="outerHTML"' in html
+    assert batched_cards(html) == [] and AGENTS["travel-planner"] not in html
+    assert 'href="/?agents=listed"' in html  # in <noscript>, should scripts be turned off
+
+    section = alice.get("/", {"q": "travel"}, headers=HTMX)
+    assert starts_with(section, '<section id="agents"')
+    assert batched_cards(body(section)) == [["travel-planner"]]
+    assert [c.method for c in fake.calls] == ["list_agents"]
+    # Listed now: the next first paint carries them, with no call.
+    assert batched_cards(page_html(alice.get("/"))) == [list(AGENTS)]
+    assert [c.method for c in fake.calls] == ["list_agents"]
+
+
+def test_without_scripts_or_when_asked_the_first_paint_lists_the_agents(
+    alice: Client, fake: FakeCoreAPI
+):
+    assert batched_cards(page_html(alice.get("/"))) == [list(AGENTS)]  # no portal.js cookie
+    cache.clear()
+    alice.cookies["portal_scripts"] = "1"
+    assert batched_cards(page_html(alice.get("/", {"agents": "listed"}))) == [list(AGENTS)]
+    assert [c.method for c in fake.calls] == ["list_agents", "list_agents"]
 
 
 def test_dashboard_without_agents_says_so(alice: Client, fake: FakeCoreAPI):

@@ -13,20 +13,34 @@ from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_store
 from memory_ui.visits import first_visit, new_entries, visit_record, visits_of
-from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
+from memory_ui.web.access import listed_agents, signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.parts import PartView, card_batches, parts_html
 from memory_ui.web.screens import memory_page
 
+# Set by portal.js: this browser runs the page's scripts, so the dashboard may leave its
+# agents section for them to fetch.
+SCRIPTS_COOKIE = "portal_scripts"
+
 
 @require_GET
 @login_required
 def dashboard(request: HtmxHttpRequest) -> HttpResponse:
-    """First paint needs only the agent list; the cards then load in batches as they come
-    into view (one request, and one round of concurrent CoreAPI calls, per batch)."""
+    """The cards load in batches as they come into view (one request, and one round of
+    concurrent CoreAPI calls, per batch). The agent list is listed before the page only
+    when the browser may not run scripts or the list is already at hand: otherwise the
+    first paint waits for no CoreAPI call, and the agents section fetches itself."""
     listing = AgentListForm(request.GET)
+    if (
+        not request.htmx
+        and request.COOKIES.get(SCRIPTS_COOKIE) == "1"
+        and "agents" not in request.GET
+        and listed_agents(request) is None
+    ):
+        context = {"agents_later": True, "search": QuickSearchForm()}
+        return render_page(request, "memory_ui/dashboard.html", "agents", context)
     try:
         agents, error = user_agents(request), None
     except SourceError as exc:
@@ -123,10 +137,11 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     if scope == "combined":
         return combined_page(request, target)
     loaded = memory_store().load(user_actor(request), target)
+    visit = None
     if not request.htmx:
         # Opening the page is a visit; its htmx requests (Show more, views) are the same one.
-        visit_record(signed_in(request).oid, loaded, keep_marks=True)
-    return memory_page(request, loaded)
+        visit = visit_record(signed_in(request).oid, loaded, keep_marks=True)
+    return memory_page(request, loaded, visit=visit)
 
 
 def _group(loaded: Loaded, heading: str) -> dict[str, object]:
