@@ -11,12 +11,14 @@ an export deletes only items still as the export handed them over.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_forget, deletions_of, deletions_record
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -149,6 +151,7 @@ def item_delete(actor: Actor, backend: MemoryBackend, target: SourceTarget, key:
         lambda: backend.delete_item(subject, target, key),
     )
     audit(actor, backend.source, Action.DELETE_ENTRY, target, before=deleted.text)
+    deletions_record(subject.upn, backend.source, [deleted.text or ""])
     return deleted
 
 
@@ -160,7 +163,27 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
         actor, backend, Action.UNDO, target, lambda: backend.restore_item(subject, target, item)
     )
     audit(actor, backend.source, Action.UNDO, target, after=restored.text)
+    deletions_forget(subject.upn, backend.source, [item.text or ""])
     return restored
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An item as a page shows it: `came_back` is when the person deleted the same text
+    before (memory_ui/resurfacing.py), when it came back."""
+
+    item: Item
+    came_back: datetime | None = None
+
+
+def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> list[Shown]:
+    """`items` with those the person deleted before marked: one query for what they deleted,
+    and only the texts the page holds are hashed (an item listed without its text is not)."""
+    deletions = deletions_of(subject_of(actor).upn)
+    return [
+        Shown(item, deletions.came_back(backend.source, item.text) if item.text else None)
+        for item in items
+    ]
 
 
 def item_replace(

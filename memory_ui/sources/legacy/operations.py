@@ -30,6 +30,7 @@ from memory_ui.audit import Action
 from memory_ui.budget import fan_out
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_forget, deletions_record
 from memory_ui.sources import generic
 from memory_ui.sources.legacy import (
     LegacyBadRequest,
@@ -338,6 +339,7 @@ def legacy_file_delete(actor: Actor, store: Store, path: str) -> Item:
         actor, Action.DELETE_ENTRY, store, lambda: backend.delete_item(subject, store.target, path)
     )
     _audit(actor, Action.DELETE_ENTRY, store, before=before.text)
+    deletions_record(subject.upn, SOURCE, [before.text or ""])
     return before
 
 
@@ -348,6 +350,7 @@ def legacy_file_restore(actor: Actor, store: Store, item: Item) -> Item:
         actor, Action.UNDO, store, lambda: backend.restore_item(subject, store.target, item)
     )
     _audit(actor, Action.UNDO, store, after=after.text)
+    deletions_forget(subject.upn, SOURCE, [item.text or ""])
     return after
 
 

@@ -9,9 +9,10 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from memory_ui.models import MemoryVisit
+from memory_ui.resurfacing import Deletions, deletions_of
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.visits import first_visit, new_entries, visit_record, visits_of
 from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
@@ -48,13 +49,22 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
+def _came_back(loaded: Loaded, deletions: Deletions) -> int:
+    """How many of the memory's entries the person deleted before (read from what the card
+    loaded; parsed only when they deleted anything)."""
+    if not deletions.deleted or loaded.document is None:
+        return 0
+    return deletions.count(memory_source(), (entry.body for entry in loaded.document.entries))
+
+
 def _card_context(
-    loaded: Loaded, visits: dict[str, MemoryVisit], agent_name: str = ""
+    loaded: Loaded, visits: dict[str, MemoryVisit], deletions: Deletions, agent_name: str = ""
 ) -> dict[str, object]:
     visit = visits.get(loaded.key)
     return {
         "card": loaded,
         "new_count": len(new_entries(loaded, visit, first_visit(visits))),
+        "came_back": _came_back(loaded, deletions),
         "opened": visit is not None,
         "agent": loaded.target.agent,
         "agent_name": agent_name,
@@ -73,7 +83,12 @@ def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return render_fragment(
         request,
         "memory_ui/card.html#card",
-        _card_context(loaded, visits_of(signed_in(request).oid), agent_name),
+        _card_context(
+            loaded,
+            visits_of(signed_in(request).oid),
+            deletions_of(signed_in(request).upn),
+            agent_name,
+        ),
         status=loaded.error.portal_status if loaded.error else 200,
     )
 
@@ -101,7 +116,8 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
     targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
     loaded = memory_store().load_many(user_actor(request), targets)
     visits = visits_of(signed_in(request).oid)
-    cards = [_card_context(one, visits, one.target.agent_name) for one in loaded]
+    deletions = deletions_of(signed_in(request).upn)  # one query for the batch
+    cards = [_card_context(one, visits, deletions, one.target.agent_name) for one in loaded]
     context = {"cards": cards, "batch_id": batch_id}
     return render_fragment(request, "memory_ui/card.html#batch", context)
 

@@ -167,7 +167,8 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     }
     try:
         page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-        context |= {"items": page.items, "next_cursor": page.next_cursor, "error": None}
+        shown = generic.items_shown(user_actor(request), place.backend, page.items)
+        context |= {"items": shown, "next_cursor": page.next_cursor, "error": None}
     except SourceError as exc:
         context |= {"items": (), "next_cursor": None, "error": exc}
     undo = request.GET.get("undo", "")
