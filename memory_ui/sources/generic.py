@@ -176,6 +176,14 @@ class Shown:
     came_back: datetime | None = None
 
 
+def item_came_back(actor: Actor, source: str, item: Item) -> datetime | None:
+    """When the person deleted `item`'s text from `source` before, if it came back (an item
+    read whole, on its own page): one query."""
+    if not item.text:
+        return None
+    return deletions_of(subject_of(actor).upn).came_back(source, item.text)
+
+
 def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> list[Shown]:
     """`items` with those the person deleted before marked: one query for what they deleted,
     and only the texts the page holds are hashed (an item listed without its text is not)."""

@@ -27,6 +27,7 @@ from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from memory_ui.sources import generic
 from memory_ui.sources.legacy import (
     LegacyRateLimited,
     LegacyStoreError,
@@ -244,6 +245,7 @@ def file(request: HtmxHttpRequest, key: str) -> HttpResponse:
             entry_url=file_url(found, path, "legacy_entry"),
             export_url=file_url(found, path, "legacy_export"),
             move_url=file_url(found, path, "legacy_move"),
+            came_back=generic.item_came_back(user_actor(request), legacy_ops.SOURCE, item),
         )
     return render_page(request, "memory_ui/legacy/file.html", "contents", context, status)
 
