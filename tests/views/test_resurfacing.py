@@ -70,6 +70,11 @@ def test_an_entry_written_again_is_flagged_on_its_page_with_delete_again(
     assert again is not None and again[1] == "1" and "Delete again" in html
 
     # Delete again is the page's own delete: the entry goes.
+    # "What it sees" marks it too (no Delete there: it changes nothing).
+    sees = body(alice.get("/memory/agents/travel-planner/combined"))
+    assert len(re.findall(r'class="entry entry-came-back"', sees)) == 1
+    assert "This came back after you deleted it on" in sees
+
     fields = {**TRAVEL, "version": field_value(html, "version"), "index": again[1]}
     assert alice.post("/memory/entries/delete", fields).status_code == 302
     assert "aisle" not in fake.text("travel-planner").lower()

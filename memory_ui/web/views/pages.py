@@ -18,7 +18,7 @@ from memory_ui.web.access import signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.parts import PartView, card_batches, parts_html
+from memory_ui.web.parts import PartView, card_batches, parts_html, returned
 from memory_ui.web.screens import memory_page
 
 
@@ -145,9 +145,10 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return memory_page(request, loaded)
 
 
-def _group(loaded: Loaded, heading: str) -> dict[str, object]:
+def _group(loaded: Loaded, heading: str, deletions: Deletions) -> dict[str, object]:
     """One group of "What it sees": the first page of one memory's parts (bounded like any
-    memory page), each linking to where it lives; a link to its page when there are more."""
+    memory page), each linking to where it lives, those the person deleted before marked;
+    a link to its page when there are more."""
     home = target_url(loaded.target)
     group: dict[str, object] = {"heading": heading, "loaded": loaded, "home_url": home}
     prepared = loaded.prepared
@@ -157,7 +158,8 @@ def _group(loaded: Loaded, heading: str) -> dict[str, object]:
         group["document"] = prepared.document
         if page is not None:
             shown = PartView(memory_url=home, linked=True)
-            group["cards"] = parts_html(prepared, page, shown)
+            cards = parts_html(prepared, page, shown)
+            group["cards"] = returned(cards, deletions, memory_source())
     return group
 
 
@@ -170,6 +172,7 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
         user_actor(request), [Target("user"), Target("agent", target.agent)]
     )
     both = (shared, own)
+    deletions = deletions_of(signed_in(request).upn)  # one query for both groups
     context = {
         "target": target,
         "scope": target.scope,
@@ -177,8 +180,8 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
         "title": target.title,
         "memory_url": target_url(target),
         "groups": [
-            _group(shared, USER_MEMORY_LABEL),
-            _group(own, f"Only {target.agent.display_name}"),
+            _group(shared, USER_MEMORY_LABEL, deletions),
+            _group(own, f"Only {target.agent.display_name}", deletions),
         ],
         "sees_nothing": all(
             loaded.memory is not None and not loaded.memory.content_markdown.strip()
