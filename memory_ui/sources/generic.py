@@ -96,20 +96,25 @@ def version_of(item: Item) -> str:
 
 @dataclass(frozen=True)
 class Listed:
-    """One target with its items (metadata only), as the generic pages list them."""
+    """One target with its items (metadata only), as the generic pages list them, and how
+    many of them the person deleted before (`came_back`: of the items listed with text)."""
 
     target: SourceTarget
     items: tuple[Item, ...]
     next_cursor: str | None = None
+    came_back: int = 0
 
 
 def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
-    """The subject's targets, each with its first page of items."""
+    """The subject's targets, each with its first page of items; one query for what the
+    person deleted before."""
     subject = subject_of(actor)
+    deletions = deletions_of(subject.upn)
     listed = []
     for target in backend.list_targets(subject):
         page = backend.read_page(subject, target)
-        listed.append(Listed(target, page.items, page.next_cursor))
+        back = deletions.count(backend.source, (i.text for i in page.items if i.text))
+        listed.append(Listed(target, page.items, page.next_cursor, back))
     return listed
 
 

@@ -203,6 +203,13 @@ def test_a_generic_source_item_written_again_is_flagged(alice: Client, notebook)
     assert "Delete again drinks" in text
     assert hash_queries(queries) == 1
 
+    # The dashboard's section for the source counts it on the page's card.
+    section_url = reverse("source_section", args=["notebook"])
+    with CaptureQueriesContext(connection) as queries:
+        section = page_text(alice.get(section_url, headers=HTMX))
+    assert "1 came back after you deleted it" in section
+    assert hash_queries(queries) == 1
+
 
 def test_a_batch_delete_keeps_the_hashes_and_its_undo_drops_them(alice: Client, fake):
     picks = {"q": "", "agent": "", "reason": "", "date_from": "", "date_to": ""}
