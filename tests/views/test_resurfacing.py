@@ -25,7 +25,7 @@ from tests.fake_source import NOTEBOOK
 from tests.pages import hidden_fields
 from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
 from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # noqa: F401
-from tests.views.test_support import look_up
+from tests.views.test_support import clear, export, look_up, start
 
 AISLE = "- Prefers aisle seats and morning flights."
 TRAVEL_PAGE = "/memory/agents/travel-planner"
@@ -228,4 +228,18 @@ def test_a_batch_delete_keeps_the_hashes_and_its_undo_drops_them(alice: Client, 
     # entry stays deleted and flagged.
     assert DeletedHash.objects.count() == 1
     assert "This came back" not in page_text(alice.get("/memory/user"))
+    assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
+
+
+def test_a_deletion_request_keeps_the_hashes(alice: Client, carol: Client, fake: FakeCoreAPI):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    kept = list(DeletedHash.objects.values_list("upn", "source", "digest"))
+
+    request_url = start(carol)
+    export(carol, request_url)
+    assert clear(carol, request_url).status_code == 302
+    assert "London" not in fake.text("travel-planner")  # erased
+
+    assert list(DeletedHash.objects.values_list("upn", "source", "digest")) == kept
+    written_again(fake, AISLE)  # the agent writes it again after the erasure
     assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
