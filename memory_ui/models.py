@@ -1,5 +1,5 @@
-"""The audit trail (append-only), erasure receipts, and when each person last opened each
-memory; never memory content."""
+"""The audit trail (append-only), erasure receipts, keyed hashes of deleted memory, and when
+each person last opened each memory; never memory content."""
 
 from __future__ import annotations
 
@@ -193,3 +193,23 @@ class ErasureReceipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.kind} {self.subject_upn}"
+
+
+class DeletedHash(models.Model):
+    """A keyed hash of something a person deleted through the portal (memory_ui/resurfacing.py),
+    so the same text written again is flagged. Never the text: an HMAC-SHA256 of its
+    normalised form under a secret (PORTAL_RESURFACING_KEY), the person's UPN, the source
+    and the day of the (latest) delete; purged after PORTAL_RESURFACING_RETENTION_DAYS."""
+
+    upn = models.CharField(max_length=320, db_index=True)
+    source = models.CharField(max_length=40)
+    digest = models.CharField(max_length=64)
+    deleted_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("upn", "source", "digest"), name="deleted_hash_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.deleted_at:%Y-%m-%d} {self.source} {self.upn}"

@@ -73,6 +73,7 @@ def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
             "COREAPI_BASE_URL",
             "COREAPI_INSTANCE_ID",
             "PORTAL_RECEIPT_SIGNING_KEY",
+            "PORTAL_RESURFACING_KEY",
         )
         if not given(name)
     ]

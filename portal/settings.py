@@ -314,6 +314,17 @@ except ValueError as exc:
         f"PORTAL_RECEIPT_VERIFY_KEYS Ed25519 public keys (PEM): {exc}"
     ) from exc
 
+# --- Deleted memory that comes back (docs/operations.md, "Deleted memory that comes back")
+# The secret of the keyed hashes (HMAC-SHA256) kept of what a person deletes, so an entry an
+# agent writes again is flagged; required in production like the other secrets
+# (PORTAL_RESURFACING_KEY_FILE for a mounted one). Changing it makes every kept hash match
+# nothing again.
+PORTAL_RESURFACING_KEY = env(
+    "PORTAL_RESURFACING_KEY", "devstack-only-resurfacing-key" if DEVSTACK or DEBUG else ""
+)
+# How long those hashes are kept (a suppression list kept to honour erasure), in days.
+PORTAL_RESURFACING_RETENTION_DAYS = env_int("PORTAL_RESURFACING_RETENTION_DAYS", 365)
+
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
 # Each source that needs a base URL (legacy, memoryos) is off without one, as in production
 # by default; the devstack sets its emulators' URLs.

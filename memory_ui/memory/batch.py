@@ -37,9 +37,10 @@ from memory_ui.memory.search import (
     matching_entries,
     text_pattern,
 )
+from memory_ui.resurfacing import deletions_forget, deletions_record, person_of
 from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 
 PREVIEW_LINES = 5  # entries shown per memory in a preview
 OTHER_LINE = 100  # characters of the first other line of an entry, named in the preview
@@ -279,7 +280,44 @@ def batch_delete(
         return Deleted(target, count, changed=True, items=listed)
     except SourceError as exc:
         return Deleted(target, count, error=exc, items=listed)
+    removed = _removed_texts(done.before.content_markdown, indexes, items)
+    deletions_record(person_of(actor), memory_source(), removed)
     return Deleted(target, count, done.before, done.after, items=listed)
+
+
+def _removed_texts(
+    text: str, indexes: set[int], items: dict[int, list[tuple[int, int]]]
+) -> list[str]:
+    """What `without_entries` took out of `text`: whole entries' bodies, and the list items
+    it took out of entries that stay."""
+    document = parse_document(text)
+    entries = document.entries
+    removed = []
+    for index in (i for i in indexes if 0 <= i < len(entries)):
+        entry = entries[index]
+        if index not in items:
+            removed.append(entry.body)
+            continue
+        ranges = set(items[index])
+        listed = list_items_between(document.lines, entry.start_line, entry.end_line)
+        removed += [i.text for i in listed if (i.start_line, i.end_line) in ranges]
+    return removed
+
+
+def _restored_texts(before: str, after: str) -> list[str]:
+    """What an Undo put back into `before` to make `after`: the entries it holds that
+    `before` did not, and their list items (small entries only: see ITEMS_MAX_CHARS)."""
+    was = {entry.body for entry in parse_document(before).entries}
+    document = parse_document(after)
+    back = []
+    for entry in document.entries:
+        if entry.body in was:
+            continue
+        back.append(entry.body)
+        if len(entry.body) <= ITEMS_MAX_CHARS:
+            listed = list_items_between(document.lines, entry.start_line, entry.end_line)
+            back += [item.text for item in listed if item.depth == 0]
+    return back
 
 
 @dataclass(frozen=True)
@@ -303,11 +341,13 @@ def batch_restore(
 ) -> Restored:
     """Put one memory back as it was before the batch, if it is still as the batch left it."""
     try:
-        memory_store().rewrite(
+        done = memory_store().rewrite(
             actor, target, lambda _: before, started_from=after, action=Action.UNDO, count=count
         )
     except (MemoryChanged, NothingToChange):
         return Restored(target, count, changed=True, items=items)
     except SourceError as exc:
         return Restored(target, count, error=exc, items=items)
+    restored = _restored_texts(done.before.content_markdown, done.after.content_markdown)
+    deletions_forget(person_of(actor), memory_source(), restored)
     return Restored(target, count, done=True, items=items)

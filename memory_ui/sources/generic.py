@@ -15,12 +15,14 @@ reaches a backend unaudited (as `coreapi/operations.py` does for CoreAPI).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_forget, deletions_of, deletions_record
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -114,12 +116,14 @@ def version_of(item: Item) -> str:
 @dataclass(frozen=True)
 class Listed:
     """One target with its items (metadata only), as the generic pages list them, or why
-    they could not be listed."""
+    they could not be listed, and how many of them the person deleted before
+    (`came_back`: of the items listed with text)."""
 
     target: SourceTarget
     items: tuple[Item, ...] = ()
     next_cursor: str | None = None
     error: SourceError | None = None
+    came_back: int = 0
 
     @property
     def updated(self) -> dt.datetime | None:
@@ -130,10 +134,11 @@ class Listed:
 def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
     """The subject's targets, each with its first page of items (a target that cannot be
     listed says why; the others are still listed; none is read where the source cannot
-    list: its pages say so instead)."""
+    list: its pages say so instead); one query for what the person deleted before."""
     subject = subject_of(actor)
     if Capability.LIST not in backend.capabilities:
         return [Listed(target, ()) for target in backend.list_targets(subject)]
+    deletions = deletions_of(subject.upn)
     listed = []
     for target in backend.list_targets(subject):
         try:
@@ -141,7 +146,8 @@ def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
         except SourceError as exc:
             listed.append(Listed(target, error=exc))
             continue
-        listed.append(Listed(target, page.items, page.next_cursor))
+        back = deletions.count(backend.source, (i.text for i in page.items if i.text))
+        listed.append(Listed(target, page.items, page.next_cursor, came_back=back))
     return listed
 
 
@@ -187,6 +193,7 @@ def item_delete(actor: Actor, backend: MemoryBackend, target: SourceTarget, key:
         lambda: backend.delete_item(subject, target, key),
     )
     audit(actor, backend.source, Action.DELETE_ENTRY, target, before=deleted.text)
+    deletions_record(subject.upn, backend.source, [deleted.text or ""])
     return deleted
 
 
@@ -198,7 +205,35 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
         actor, backend, Action.UNDO, target, lambda: backend.restore_item(subject, target, item)
     )
     audit(actor, backend.source, Action.UNDO, target, after=restored.text)
+    deletions_forget(subject.upn, backend.source, [item.text or ""])
     return restored
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An item as a page shows it: `came_back` is when the person deleted the same text
+    before (memory_ui/resurfacing.py), when it came back."""
+
+    item: Item
+    came_back: datetime | None = None
+
+
+def item_came_back(actor: Actor, source: str, item: Item) -> datetime | None:
+    """When the person deleted `item`'s text from `source` before, if it came back (an item
+    read whole, on its own page): one query."""
+    if not item.text:
+        return None
+    return deletions_of(subject_of(actor).upn).came_back(source, item.text)
+
+
+def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> list[Shown]:
+    """`items` with those the person deleted before marked: one query for what they deleted,
+    and only the texts the page holds are hashed (an item listed without its text is not)."""
+    deletions = deletions_of(subject_of(actor).upn)
+    return [
+        Shown(item, deletions.came_back(backend.source, item.text) if item.text else None)
+        for item in items
+    ]
 
 
 def item_replace(

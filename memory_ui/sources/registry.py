@@ -82,6 +82,15 @@ def memory_store() -> AgentMemoryStore:
     raise ImproperlyConfigured("PORTAL_MEMORY_SOURCES: no primary source keeps agent memory")
 
 
+def memory_source() -> str:
+    """The name of the source behind `memory_store()` (what its deletes are kept under:
+    memory_ui/resurfacing.py)."""
+    for found in sources():
+        if found.primary and found.memories is not None:
+            return found.name
+    raise ImproperlyConfigured("PORTAL_MEMORY_SOURCES: no primary source keeps agent memory")
+
+
 def title(name: str) -> str:
     """What people read for a source's name as audit events keep it (the name itself for a
     source no longer configured)."""

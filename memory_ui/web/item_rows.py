@@ -13,11 +13,18 @@ from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 from django.utils.timezone import localtime
 
-from memory_ui.sources.protocol import Item
+from memory_ui.sources.generic import Shown
 from memory_ui.web.offered import Offered
 from memory_ui.web.source_pages import Place
 
 START = '<li class="legacy-file"><p><a href="{url}" class="legacy-path">{key}</a>'
+START_BACK = (
+    '<li class="legacy-file item-came-back"><p><a href="{url}" class="legacy-path">{key}</a>'
+)
+CAME_BACK = (
+    '<p class="came-back" role="note"><strong>This came back after you deleted it on'
+    " {deleted_on}.</strong></p>"
+)
 DESCRIPTION = ' <span class="legacy-description">— {description}</span>'
 UPDATED = ' <small>updated <time datetime="{iso}" title="{exact}">{ago}</time></small></p>'
 NEVER = " <small>updated never</small></p>"
@@ -38,7 +45,7 @@ DELETE = (
     '<input type="hidden" name="csrfmiddlewaretoken" value="{csrf}">'
     '<input type="hidden" name="target" value="{target}">'
     '<input type="hidden" name="item" value="{key}">'
-    '<button type="submit" class="secondary outline">Delete'
+    '<button type="submit" class="secondary outline">{delete_label}'
     '<span class="visually-hidden"> {key}</span></button></form>'
 )
 TEXT_SHOWN = 300  # characters of an item's text shown in its row, where the list has it
@@ -50,9 +57,10 @@ def _actions(offered: Offered) -> str:
     return f'<div class="change-buttons">{buttons}</div>' if buttons else ""
 
 
-def rows_html(place: Place, items: tuple[Item, ...], offered: Offered, csrf: str) -> SafeString:
+def rows_html(place: Place, items: list[Shown], offered: Offered, csrf: str) -> SafeString:
     """The rows of `items`: each links to its page, opens its text in place, and offers
-    the edit and delete its target allows."""
+    the edit and delete its target allows; one the person deleted before says so, and its
+    Delete reads "Delete again"."""
     assert place.target is not None
     item_base, edit_base = place.item_url(""), place.item_url("", "source_edit")
     common = {
@@ -62,7 +70,8 @@ def rows_html(place: Place, items: tuple[Item, ...], offered: Offered, csrf: str
     }
     actions = _actions(offered) + "</li>"
     rows = []
-    for item in items:
+    for shown in items:
+        item = shown.item
         quoted = quote(item.key, safe="/")
         values = {
             **common,
@@ -70,8 +79,9 @@ def rows_html(place: Place, items: tuple[Item, ...], offered: Offered, csrf: str
             "edit_url": edit_base + quoted,
             "key": item.key,
             "description": item.description,
+            "delete_label": "Delete again" if shown.came_back else "Delete",
         }
-        row = START + (DESCRIPTION if item.description else "")
+        row = (START_BACK if shown.came_back else START) + (DESCRIPTION if item.description else "")
         if item.updated:
             # strftime, not Django's date_format: a hundred rows of that alone double the page.
             values["iso"] = item.updated.isoformat()
@@ -86,5 +96,8 @@ def rows_html(place: Place, items: tuple[Item, ...], offered: Offered, csrf: str
             row += TEXT
         else:
             row += CONTENTS if item.has_text else EMPTY
+        if shown.came_back:
+            values["deleted_on"] = localtime(shown.came_back).strftime("%-d %B")
+            row += CAME_BACK
         rows.append((row + actions, values))
     return format_html_join("", "{}", ((format_html(row, **values),) for row, values in rows))

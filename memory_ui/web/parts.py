@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
@@ -22,6 +23,7 @@ from django.utils.text import slugify
 
 from memory_ui.documents import Entry
 from memory_ui.documents.paging import Page, Part, Prepared
+from memory_ui.resurfacing import Deletions
 from memory_ui.sources.agent_memory import Agent
 
 
@@ -47,12 +49,14 @@ class PartView:
 @dataclass(frozen=True)
 class Card:
     """One part as memory.html's loop places it: the cached `html` (part.html), and what
-    the loop puts around it: the <li> with its id, the "New" mark and a checkbox."""
+    the loop puts around it: the <li> with its id, the "New" mark, a checkbox, and when the
+    person deleted the entry before, if it came back (`came_back`)."""
 
     part: Part
     html: SafeString
     view: PartView
     is_new: bool
+    came_back: datetime | None = None
 
     @property
     def entry(self) -> Entry | None:
@@ -88,6 +92,17 @@ def parts_html(
         html = prepared.memo(key, render, replaces=key[:-1])
         rendered.append(Card(part, html, view, is_new))
     return rendered
+
+
+def returned(cards: list[Card], deletions: Deletions, source: str) -> list[Card]:
+    """The cards with, on each entry the person deleted from `source` before, when that was:
+    only the entries shown are hashed."""
+    return [
+        replace(card, came_back=deletions.came_back(source, card.entry.body))
+        if card.entry is not None
+        else card
+        for card in cards
+    ]
 
 
 @functools.lru_cache(maxsize=512)

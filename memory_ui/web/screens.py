@@ -17,9 +17,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from memory_ui.models import MemoryVisit
+from memory_ui.resurfacing import Deletions, deletions_of
 from memory_ui.sources.agent_memory import Loaded, Memory, Rewritten, Target, all_targets
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.visits import marked_new, visit_of
 from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
@@ -32,7 +33,7 @@ from memory_ui.web.htmx import (
     render_page,
 )
 from memory_ui.web.links import target_query, target_url
-from memory_ui.web.parts import PartView, parts_html
+from memory_ui.web.parts import PartView, parts_html, returned
 from memory_ui.web.stores.undo import undo_record
 
 
@@ -76,10 +77,12 @@ def memory_context(
     page: int | None = None,
     entry: int | None = None,
     new: frozenset[int] = frozenset(),
+    deletions: Deletions | None = None,
 ) -> dict[str, object]:
     """What memory.html shows of one memory (after a change as well as on a visit): one
     page of it (`memory_ui.documents.paging`), the one holding `entry` when that is given,
-    with the entries in `new` marked new since the last visit."""
+    with the entries in `new` marked new since the last visit, and those in `deletions`
+    (what the person deleted before) marked as come back."""
     target = loaded.target
     context: dict[str, object] = {
         "target": target,
@@ -121,7 +124,10 @@ def memory_context(
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
                 move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
             shown = PartView(target_url(target), edit_url)
-            context["cards"] = parts_html(prepared, page, shown, new)
+            cards = parts_html(prepared, page, shown, new)
+            if deletions is not None:
+                cards = returned(cards, deletions, memory_source())
+            context["cards"] = cards
             context["selectable"] = selectable
             # The one menu every entry's Actions link opens (memory.html), filled by portal.js.
             context["entry_edit_url"], context["entry_move_url"] = edit_url, move_url
@@ -148,7 +154,9 @@ def memory_page(
         visit = visit_of(signed_in(request).oid, loaded.key)
     new = frozenset(e.index for e in marked_new(loaded, visit))
     shown = ViewForm.chosen(request.GET if at_entry is None else {"entry": at_entry})
-    context = {**memory_context(loaded, **shown, new=new), **extra}
+    # One query for what the person deleted before, whatever the page shows.
+    deletions = deletions_of(signed_in(request).upn)
+    context = {**memory_context(loaded, **shown, new=new, deletions=deletions), **extra}
     undo = request.GET.get("undo", "")
     if undo and "undo_label" not in extra:
         # After a delete without JavaScript: the notice names what went, from the session
@@ -207,7 +215,8 @@ def page_now(
 
 def changed(request: HtmxHttpRequest, target: Target, memory: Memory, **extra: Any):
     """For htmx: the updated #memory-content, and the change panel closed (out of band)."""
-    context = {**memory_context(Loaded(target, memory)), **extra}
+    deletions = deletions_of(signed_in(request).upn)
+    context = {**memory_context(Loaded(target, memory), deletions=deletions), **extra}
     return render_fragment(request, "memory_ui/memory_changed.html", context)
 
 

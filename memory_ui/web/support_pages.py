@@ -22,9 +22,10 @@ from django.urls import reverse
 from memory_ui import auth
 from memory_ui.audit import agent_names_remember
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_of
 from memory_ui.sources.agent_memory import Target, all_targets
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.web.forms.support import (
     DeletionRequestForm,
     RevealForm,
@@ -138,6 +139,13 @@ def overview(
     status: int = 200,
 ) -> HttpResponse:
     summaries = memory_store().load_many(actor, targets)
+    deletions, source = deletions_of(user.upn), memory_source()
+    came_back = [
+        deletions.count(source, (e.body for e in summary.document.entries))
+        if deletions.deleted and summary.document is not None
+        else 0
+        for summary in summaries
+    ]
     if form is None:
         form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
     context = {
@@ -145,9 +153,10 @@ def overview(
         "subject": user.subject,
         "summaries": summaries,
         "reveal_rows": [
-            (summary, RevealForm.for_row(summary.target, row))
-            for row, summary in enumerate(summaries, 1)
+            (summary, RevealForm.for_row(summary.target, row), back)
+            for row, (summary, back) in enumerate(zip(summaries, came_back, strict=True), 1)
         ],
+        "came_back": sum(came_back),
         "request_form": form,
         "request_nonce": nonce_issue(request.session, user.upn, "request"),
     }

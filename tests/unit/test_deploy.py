@@ -25,6 +25,7 @@ GUNICORN = Path(sys.executable).with_name("gunicorn")
 SECRET_VALUES = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
     "PORTAL_RECEIPT_SIGNING_KEY": new_signing_key(),
+    "PORTAL_RESURFACING_KEY": secrets.token_urlsafe(32),
     "DATABASE_URL": "postgres://portal@db.internal:5432/portal",
     "REDIS_URL": "rediss://:key@cache.internal:6380/0",
     "PORTAL_METRICS_TOKEN": "scrape-token",

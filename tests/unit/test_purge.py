@@ -44,4 +44,7 @@ def test_only_expired_sessions_and_claims_go():
 
     assert set(Session.objects.values_list("session_key", flat=True)) == {"alice-signed-in"}
     assert set(SubmissionClaim.objects.values_list("token", flat=True)) == {"c" * 22, "d" * 22}
-    assert out.getvalue() == "Deleted expired sessions and 2 expired submission claims.\n"
+    assert out.getvalue() == (
+        "Deleted expired sessions and 2 expired submission claims.\n"
+        "Deleted 0 hashes of deleted memory past their retention.\n"
+    )

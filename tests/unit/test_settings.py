@@ -74,6 +74,7 @@ PRODUCTION = {
     "COREAPI_BASE_URL": "https://coreapi.contoso.com",
     "COREAPI_INSTANCE_ID": "33333333-4444-5555-6666-777777777777",
     "PORTAL_RECEIPT_SIGNING_KEY": RECEIPT_KEY,
+    "PORTAL_RESURFACING_KEY": "a-real-resurfacing-key",
 }
 
 
@@ -147,6 +148,7 @@ def test_production_has_no_devstack_defaults(monkeypatch):
     assert loaded.ENTRA_INSTANCE_DISCOVERY is True
     assert loaded.ALLOWED_HOSTS == ["memory.contoso.com"]
     assert loaded.PORTAL_RECEIPT_SIGNING_KEY == RECEIPT_KEY
+    assert loaded.PORTAL_RESURFACING_KEY == "a-real-resurfacing-key"
 
 
 def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):

@@ -19,9 +19,10 @@ from django.shortcuts import redirect
 from memory_ui.audit import Action
 from memory_ui.documents import entry_label, parse_document, remove_entry, remove_lines
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_forget, deletions_record, person_of
 from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory
 from memory_ui.web.htmx import (
@@ -109,6 +110,7 @@ def _delete(
         return memory_page(request, Loaded(target, exc.current), status=400, **shown)
     except SourceError as exc:
         return action_failed(request, target, exc)
+    deletions_record(person_of(actor), memory_source(), [removals[0].removed])
     if done.arrived:
         messages.info(request, done.arrived.notice)
     return _deleted(request, target, done.before, done.after, removals[0], what, shown)
@@ -194,6 +196,7 @@ def undo(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse
     except SourceError as exc:
         return action_failed(request, target, exc)
     undo_forget(request.session, token)
+    deletions_forget(person_of(actor), memory_source(), [record.removed])
     messages.success(request, "Restored what you deleted.")
     if done.arrived:
         messages.info(request, done.arrived.notice)

@@ -9,15 +9,16 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from memory_ui.models import MemoryVisit
+from memory_ui.resurfacing import Deletions, deletions_of
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.visits import first_visit, new_entries, visit_record, visits_of
 from memory_ui.web.access import listed_agents, signed_in, target_for, user_actor, user_agents
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.parts import PartView, card_batches, parts_html
+from memory_ui.web.parts import PartView, card_batches, parts_html, returned
 from memory_ui.web.screens import memory_page
 
 # Set by portal.js: this browser runs the page's scripts, so the dashboard may leave its
@@ -62,13 +63,22 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
+def _came_back(loaded: Loaded, deletions: Deletions) -> int:
+    """How many of the memory's entries the person deleted before (read from what the card
+    loaded; parsed only when they deleted anything)."""
+    if not deletions.deleted or loaded.document is None:
+        return 0
+    return deletions.count(memory_source(), (entry.body for entry in loaded.document.entries))
+
+
 def _card_context(
-    loaded: Loaded, visits: dict[str, MemoryVisit], agent_name: str = ""
+    loaded: Loaded, visits: dict[str, MemoryVisit], deletions: Deletions, agent_name: str = ""
 ) -> dict[str, object]:
     visit = visits.get(loaded.key)
     return {
         "card": loaded,
         "new_count": len(new_entries(loaded, visit, first_visit(visits))),
+        "came_back": _came_back(loaded, deletions),
         "opened": visit is not None,
         "agent": loaded.target.agent,
         "agent_name": agent_name,
@@ -87,7 +97,12 @@ def card(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return render_fragment(
         request,
         "memory_ui/card.html#card",
-        _card_context(loaded, visits_of(signed_in(request).oid), agent_name),
+        _card_context(
+            loaded,
+            visits_of(signed_in(request).oid),
+            deletions_of(signed_in(request).upn),
+            agent_name,
+        ),
         status=loaded.error.portal_status if loaded.error else 200,
     )
 
@@ -115,7 +130,8 @@ def cards(request: HtmxHttpRequest) -> HttpResponse:
     targets = [Target("agent", by_name[name]) for name in form.cleaned_data["name"]]
     loaded = memory_store().load_many(user_actor(request), targets)
     visits = visits_of(signed_in(request).oid)
-    cards = [_card_context(one, visits, one.target.agent_name) for one in loaded]
+    deletions = deletions_of(signed_in(request).upn)  # one query for the batch
+    cards = [_card_context(one, visits, deletions, one.target.agent_name) for one in loaded]
     context = {"cards": cards, "batch_id": batch_id}
     return render_fragment(request, "memory_ui/card.html#batch", context)
 
@@ -144,9 +160,10 @@ def show(request: HtmxHttpRequest, scope: str, agent_name: str = "") -> HttpResp
     return memory_page(request, loaded, visit=visit)
 
 
-def _group(loaded: Loaded, heading: str) -> dict[str, object]:
+def _group(loaded: Loaded, heading: str, deletions: Deletions) -> dict[str, object]:
     """One group of "What it sees": the first page of one memory's parts (bounded like any
-    memory page), each linking to where it lives; a link to its page when there are more."""
+    memory page), each linking to where it lives, those the person deleted before marked;
+    a link to its page when there are more."""
     home = target_url(loaded.target)
     group: dict[str, object] = {"heading": heading, "loaded": loaded, "home_url": home}
     prepared = loaded.prepared
@@ -156,7 +173,8 @@ def _group(loaded: Loaded, heading: str) -> dict[str, object]:
         group["document"] = prepared.document
         if page is not None:
             shown = PartView(memory_url=home, linked=True)
-            group["cards"] = parts_html(prepared, page, shown)
+            cards = parts_html(prepared, page, shown)
+            group["cards"] = returned(cards, deletions, memory_source())
     return group
 
 
@@ -169,6 +187,7 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
         user_actor(request), [Target("user"), Target("agent", target.agent)]
     )
     both = (shared, own)
+    deletions = deletions_of(signed_in(request).upn)  # one query for both groups
     context = {
         "target": target,
         "scope": target.scope,
@@ -176,8 +195,8 @@ def combined_page(request: HtmxHttpRequest, target: Target) -> HttpResponse:
         "title": target.title,
         "memory_url": target_url(target),
         "groups": [
-            _group(shared, USER_MEMORY_LABEL),
-            _group(own, f"Only {target.agent.display_name}"),
+            _group(shared, USER_MEMORY_LABEL, deletions),
+            _group(own, f"Only {target.agent.display_name}", deletions),
         ],
         "sees_nothing": all(
             loaded.memory is not None and not loaded.memory.content_markdown.strip()

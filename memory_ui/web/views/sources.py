@@ -80,7 +80,8 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     try:
         if not place.source.cannot_list:  # else the page says why, never "nothing"
             page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-            rows = rows_html(place, page.items, offered, get_token(request))
+            shown = generic.items_shown(user_actor(request), place.backend, page.items)
+            rows = rows_html(place, shown, offered, get_token(request))
             context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
     except SourceError as exc:
         context["error"] = exc
@@ -112,7 +113,8 @@ def item(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         context["error"] = exc
         status = exc.portal_status
     else:
-        context |= {"item": found, "entries": generic.entries_of(found)}
+        came_back = generic.item_came_back(user_actor(request), place.source.name, found)
+        context |= {"item": found, "entries": generic.entries_of(found), "came_back": came_back}
     return render_page(request, "memory_ui/sources/item.html", "contents", context, status)
 
 

@@ -1,0 +1,123 @@
+"""Deleted memory that comes back, against the real devstack (issue 29, item 2): alice deletes
+an entry through the portal, the agent appends the same text through the CoreAPI emulator's
+API, and the portal flags it on the memory page (with Delete again), on the dashboard's card
+and in carol's overview; a legacy file deleted through the portal and written again through
+the legacy store emulator's API is flagged on its page. The hash table holds no text."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from devstack.pki import Pki
+from devstack.serve import RunningServer
+from memory_ui.documents import parse_document
+from memory_ui.models import DeletedHash
+from memory_ui.sources.legacy import operations as legacy_ops
+from tests.conftest import TokenMinter
+from tests.devstack.legacy_api import Api
+from tests.integration.conftest import sign_in
+from tests.integration.test_changes import Agent, _entry_delete, agent, portal_coreapi  # noqa: F401
+from tests.integration.test_support import look_up
+from tests.views.helpers import page_text
+
+pytestmark = pytest.mark.django_db
+
+ALICE = "alice@contoso.com"
+TRAVEL_PAGE = "/memory/agents/travel-planner"
+TRAVEL_STORE = "main.agents.travel_planner_memory"
+PREFERENCES = "/memories/preferences.md"
+
+
+def entry_of(page: str, words: str) -> str:
+    """The index of the entry whose card holds `words`."""
+    for index, card in re.findall(r'<li class="entry[^"]*" id="entry-(\d+)"(.*?)</li>', page, re.S):
+        if words in card:
+            return index
+    raise AssertionError(f"no entry holds {words!r}")
+
+
+def test_an_entry_an_agent_writes_again_is_flagged_wherever_alice_and_carol_look(
+    alice: Client,
+    agent: Agent,  # noqa: F811
+    pki: Pki,
+) -> None:
+    page = alice.get(TRAVEL_PAGE).content.decode()
+    index = entry_of(page, "aisle seats")
+    body = parse_document(agent.text("travel-planner")).entries[int(index)].body
+    form = _entry_delete(page, index)
+    assert alice.post(form.action, form.fields).status_code == 302
+    assert "aisle seats" not in agent.text("travel-planner")
+
+    # The agent learns it again: the same words under its own heading, in other spacing and case.
+    agent.append("  ".join(body.upper().split(" ")), "travel-planner", "Seat choice")
+
+    page = alice.get(TRAVEL_PAGE).content.decode()
+    flagged = re.findall(r'<li class="entry entry-came-back" id="entry-(\d+)"', page)
+    assert flagged == [entry_of(page, "AISLE  SEATS")]
+    assert "This came back after you deleted it on" in page_text(alice.get(TRAVEL_PAGE))
+    assert f'form="entry-delete" name="index" value="{flagged[0]}"' in page
+
+    card = page_text(
+        alice.get(reverse("card_agent", args=["travel-planner"]), HTTP_HX_REQUEST="true")
+    )
+    assert "1 came back after you deleted it" in card
+    carol = Client()  # a session of her own: the `carol` fixture would sign alice's client out
+    sign_in(carol, "carol@contoso.com", str(pki.ca_cert))
+    overview = page_text(look_up(carol, ALICE))
+    assert f"1 entry came back after {ALICE} deleted it" in overview
+
+    # Delete again: the page's own delete, on the real emulator.
+    again = _entry_delete(page, flagged[0])
+    assert alice.post(again.action, again.fields).status_code == 302
+    assert "aisle" not in agent.text("travel-planner").lower()
+    assert "This came back" not in page_text(alice.get(TRAVEL_PAGE))
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {DeletedHash._meta.db_table}")
+        stored = " ".join(str(value) for row in cursor.fetchall() for value in row).lower()
+    assert "aisle" not in stored and "seats" not in stored and "flights" not in stored
+
+
+@pytest.fixture
+def stores(settings, fresh_legacy: RunningServer) -> Iterator[RunningServer]:
+    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
+    settings.LEGACY_STORES_AGENTS = json.dumps({"travel-planner": TRAVEL_STORE})
+    legacy_ops.reset_caches()
+    yield fresh_legacy
+    legacy_ops.reset_caches()
+
+
+def test_a_legacy_file_written_again_is_flagged_on_its_page(
+    alice: Client, stores: RunningServer, coreapi_tokens: TokenMinter
+) -> None:
+    api = Api(stores.url, coreapi_tokens.legacy())
+    contents = api.get(TRAVEL_STORE, ALICE, PREFERENCES).json()["contents"]
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": TRAVEL_STORE, "item": PREFERENCES}
+    )
+    assert deleted.status_code == 302
+    assert api.get(TRAVEL_STORE, ALICE, PREFERENCES).status_code == 404
+
+    # The agent writes the file again, with the same text.
+    body = {"path": PREFERENCES, "contents": contents.upper() + "\n"}
+    assert api.create(TRAVEL_STORE, ALICE, body).status_code == 200
+
+    url = reverse("source_item", args=["legacy"])
+    page = page_text(alice.get(url, {"target": TRAVEL_STORE, "item": PREFERENCES}))
+    assert "This came back after you deleted it on" in page
+    assert "Delete again" in page
+    other = next(
+        path
+        for path in (e["path"] for e in api.entries(TRAVEL_STORE, ALICE).json()["memory_entries"])
+        if path != PREFERENCES
+    )
+    assert "This came back" not in page_text(
+        alice.get(url, {"target": TRAVEL_STORE, "item": other})
+    )

@@ -1,0 +1,245 @@
+"""Deleted memory that comes back (issue 29, item 2): what a person deletes through the portal
+leaves a keyed hash, never the text; when an agent writes the same text again, the memory
+page flags the entry with "Delete again", the dashboard's card and support's overview count
+it, and the daily job purges the hashes after the retention."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, datetime, timedelta
+
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+
+from devstack.coreapi import formats
+from memory_ui.models import DeletedHash
+from memory_ui.resurfacing import normalised
+from tests.fake_coreapi import FakeCoreAPI
+from tests.fake_source import NOTEBOOK
+from tests.pages import hidden_fields
+from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
+from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # noqa: F401
+from tests.views.test_support import clear, export, look_up, start
+
+AISLE = "- Prefers aisle seats and morning flights."
+TRAVEL_PAGE = "/memory/agents/travel-planner"
+CAME_BACK = re.compile(r'<li class="entry entry-came-back" id="entry-(\d+)"')
+
+
+def today() -> str:
+    return date_format(timezone.localtime(), "j F")
+
+
+def delete_entry(client: Client, target: dict[str, str], url: str, index: int) -> None:
+    version = field_value(body(client.get(url)), "version")
+    fields = {**target, "version": version, "index": str(index)}
+    assert client.post("/memory/entries/delete", fields).status_code == 302
+
+
+def written_again(fake: FakeCoreAPI, text: str, agent: str | None = "travel-planner") -> None:
+    """The agent appends `text` again, as CoreAPI would store it."""
+    at = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
+    fake.put(formats.append_entry(fake.text(agent), text, at, reason="Learnt again"), agent)
+
+
+def hash_queries(queries: CaptureQueriesContext) -> int:
+    return sum(DeletedHash._meta.db_table in q["sql"] for q in queries.captured_queries)
+
+
+def test_an_entry_written_again_is_flagged_on_its_page_with_delete_again(
+    alice: Client, fake: FakeCoreAPI
+):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    assert "aisle seats" not in fake.text("travel-planner")
+    # Spacing and case differ: the text is compared normalised.
+    written_again(fake, "-   prefers AISLE seats\nand morning flights.")
+
+    html = body(alice.get(TRAVEL_PAGE))
+
+    assert CAME_BACK.findall(html) == ["1"]  # the new entry; London (now entry 0) is not
+    text = page_text(alice.get(TRAVEL_PAGE))
+    assert f"This came back after you deleted it on {today()}." in text
+    assert text.count("This came back") == 1
+    again = re.search(r'<button type="submit" form="entry-delete" name="index" value="(\d+)"', html)
+    assert again is not None and again[1] == "1" and "Delete again" in html
+
+    # Delete again is the page's own delete: the entry goes.
+    # "What it sees" marks it too (no Delete there: it changes nothing).
+    sees = body(alice.get("/memory/agents/travel-planner/combined"))
+    assert len(re.findall(r'class="entry entry-came-back"', sees)) == 1
+    assert "This came back after you deleted it on" in sees
+
+    fields = {**TRAVEL, "version": field_value(html, "version"), "index": again[1]}
+    assert alice.post("/memory/entries/delete", fields).status_code == 302
+    assert "aisle" not in fake.text("travel-planner").lower()
+    assert "This came back" not in page_text(alice.get(TRAVEL_PAGE))
+
+
+def test_an_undone_delete_is_not_flagged(alice: Client, fake: FakeCoreAPI):
+    version = field_value(body(alice.get(TRAVEL_PAGE)), "version")
+    fields = {**TRAVEL, "version": version, "index": "0"}
+    deleted = alice.post("/memory/entries/delete", fields, headers=HTMX)
+    token = field_value(body(deleted), "token")
+    assert DeletedHash.objects.count() == 1
+    assert alice.post("/memory/undo", {**TRAVEL, "token": token}).status_code == 302
+
+    assert DeletedHash.objects.count() == 0
+    assert "This came back" not in page_text(alice.get(TRAVEL_PAGE))
+
+
+def test_only_the_person_who_deleted_it_sees_it_flagged(alice: Client, bob: Client, fake):
+    delete_entry(alice, USER, "/memory/user", 0)
+    written_again(fake, "- Prefers concise answers with a short summary first.", agent=None)
+    assert "This came back" in page_text(alice.get("/memory/user"))
+    assert DeletedHash.objects.get().upn == ALICE
+
+
+def test_one_query_for_the_hashes_however_many_entries_came_back(alice: Client, fake: FakeCoreAPI):
+    texts = [f"- Fact number {n} about seats." for n in range(8)]
+    for text in texts:
+        written_again(fake, text)
+    for _ in texts:  # the newest first: each delete takes the last entry
+        count = len(re.findall(r"^## Added", fake.text("travel-planner"), re.M))
+        delete_entry(alice, TRAVEL, TRAVEL_PAGE, count - 1)
+    for text in texts:
+        written_again(fake, text)
+
+    with CaptureQueriesContext(connection) as queries:
+        html = body(alice.get(TRAVEL_PAGE))
+
+    assert len(CAME_BACK.findall(html)) == 8
+    assert hash_queries(queries) == 1
+
+
+def test_the_dashboard_card_counts_what_came_back_with_one_query(alice: Client, fake: FakeCoreAPI):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    delete_entry(alice, USER, "/memory/user", 1)
+    written_again(fake, AISLE)
+    written_again(fake, "- Writes in British English; dates as 2 October 2026.", agent=None)
+
+    names = {"name": ["benefits-assistant", "it-helpdesk", "travel-planner"]}
+    with CaptureQueriesContext(connection) as queries:
+        batch = alice.get(reverse("cards_agents"), names, headers=HTMX)
+    assert hash_queries(queries) == 1  # one for the batch, not one per agent
+    text = page_text(batch)
+    assert text.count("came back") == 1 and "1 came back after you deleted it" in text
+    user_card = page_text(alice.get(reverse("card_user"), headers=HTMX))
+    assert "1 came back after you deleted it" in user_card
+
+
+def test_supports_overview_counts_what_came_back(alice: Client, carol: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+
+    overview = look_up(carol)
+
+    text = page_text(overview)
+    assert "1 entry came back after alice@contoso.com deleted it" in text
+    rows = {
+        re.sub(r"<[^>]+>", " ", row).split()[0]: row
+        for row in re.findall(r"<tr>(.*?)</tr>", body(overview), re.S)
+    }
+    assert any("Travel" in label and "<td>1</td>" in row for label, row in rows.items())
+    assert "aisle" not in body(overview).lower()  # still no content on the overview
+
+
+def test_the_hash_store_holds_no_text(alice: Client, fake: FakeCoreAPI):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    delete_entry(alice, USER, "/memory/user", 0)
+    deleted = [AISLE, "- Prefers concise answers with a short summary first."]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {DeletedHash._meta.db_table}")
+        rows = cursor.fetchall()
+    assert len(rows) == 2
+    stored = " ".join(str(value) for row in rows for value in row).lower()
+    for text in deleted:
+        assert normalised(text) not in stored
+        for word in re.findall(r"[a-z]{4,}", text.lower()):
+            assert word not in stored, word
+        assert normalised(text).encode().hex() not in stored
+
+
+def test_the_daily_job_purges_hashes_past_the_retention(alice: Client, fake, settings):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    delete_entry(alice, USER, "/memory/user", 0)
+    old, recent = DeletedHash.objects.order_by("id")
+    now = timezone.now()
+    DeletedHash.objects.filter(pk=old.pk).update(deleted_at=now - timedelta(days=366))
+    DeletedHash.objects.filter(pk=recent.pk).update(deleted_at=now - timedelta(days=364))
+    out = io.StringIO()
+
+    call_command("purge_expired", stdout=out)
+
+    assert list(DeletedHash.objects.values_list("pk", flat=True)) == [recent.pk]
+    assert "Deleted 1 hashes of deleted memory past their retention." in out.getvalue()
+    written_again(fake, AISLE)
+    assert "This came back" not in page_text(alice.get(TRAVEL_PAGE))  # purged: not flagged
+
+    settings.PORTAL_RESURFACING_RETENTION_DAYS = 30
+    call_command("purge_expired", stdout=io.StringIO())
+    assert not DeletedHash.objects.exists()
+
+
+def test_a_generic_source_item_written_again_is_flagged(alice: Client, notebook):  # noqa: F811
+    deleted = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "coffee"}
+    )
+    assert deleted.status_code == 302
+    assert "coffee" not in NOTEBOOK.pages[ALICE][PAGE]
+    NOTEBOOK.pages[ALICE][PAGE]["drinks"] = "alice takes her  COFFEE black."
+
+    with CaptureQueriesContext(connection) as queries:
+        page = alice.get(target_url())
+
+    text = page_text(page)
+    assert f"This came back after you deleted it on {today()}." in text
+    assert text.count("This came back") == 1  # the desk note is not flagged
+    assert "Delete again drinks" in text
+    assert hash_queries(queries) == 1
+
+    # The dashboard's section for the source counts it on the page's card.
+    section_url = reverse("source_section", args=["notebook"])
+    with CaptureQueriesContext(connection) as queries:
+        section = page_text(alice.get(section_url, headers=HTMX))
+    assert "1 came back after you deleted it" in section
+    assert hash_queries(queries) == 1
+
+
+def test_a_batch_delete_keeps_the_hashes_and_its_undo_drops_them(alice: Client, fake):
+    picks = {"q": "", "agent": "", "reason": "", "date_from": "", "date_to": ""}
+    preview = alice.post(
+        "/memory/select/preview",
+        {**picks, "mode": "picked", "pick": ["user:0", "agent:travel-planner:0"]},
+    )
+    done = alice.post("/memory/select/delete", hidden_fields(body(preview)))
+    assert "Deleted 2 entries" in page_text(done)
+    assert DeletedHash.objects.count() == 2
+    written_again(fake, AISLE)
+    assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
+
+    alice.post("/memory/select/undo", {"token": hidden_fields(body(done))["token"][0]})
+    # The undo put the shared memory's entry back; travel-planner changed since, so its
+    # entry stays deleted and flagged.
+    assert DeletedHash.objects.count() == 1
+    assert "This came back" not in page_text(alice.get("/memory/user"))
+    assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
+
+
+def test_a_deletion_request_keeps_the_hashes(alice: Client, carol: Client, fake: FakeCoreAPI):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    kept = list(DeletedHash.objects.values_list("upn", "source", "digest"))
+
+    request_url = start(carol)
+    export(carol, request_url)
+    assert clear(carol, request_url).status_code == 302
+    assert "London" not in fake.text("travel-planner")  # erased
+
+    assert list(DeletedHash.objects.values_list("upn", "source", "digest")) == kept
+    written_again(fake, AISLE)  # the agent writes it again after the erasure
+    assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
