@@ -265,6 +265,9 @@ class Source:
     backend: Callable[[Actor], MemoryBackend] | None = None
     # The primary source's agent-memory store, which the portal's own memory pages use.
     memories: AgentMemoryStore | None = None
+    # Where its own pages were before it had the generic ones ("memory/<prefix>"): their
+    # addresses redirect to the generic pages, so bookmarks keep working.
+    moved_from: str = ""
     # The targets configuration names, known without asking the source (Activity links a
     # past event only to a target the portal still has).
     target_keys: frozenset[str] = frozenset()

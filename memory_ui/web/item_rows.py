@@ -17,22 +17,20 @@ from memory_ui.sources.generic import Shown
 from memory_ui.web.offered import Offered
 from memory_ui.web.source_pages import Place
 
-START = '<li class="legacy-file"><p><a href="{url}" class="legacy-path">{key}</a>'
-START_BACK = (
-    '<li class="legacy-file item-came-back"><p><a href="{url}" class="legacy-path">{key}</a>'
-)
+START = '<li class="item-row"><p><a href="{url}" class="item-key">{key}</a>'
+START_BACK = '<li class="item-row item-came-back"><p><a href="{url}" class="item-key">{key}</a>'
 CAME_BACK = (
     '<p class="came-back" role="note"><strong>This came back after you deleted it on'
     " {deleted_on}.</strong></p>"
 )
-DESCRIPTION = ' <span class="legacy-description">— {description}</span>'
+DESCRIPTION = ' <span class="item-description">— {description}</span>'
 UPDATED = ' <small>updated <time datetime="{iso}" title="{exact}">{ago}</time></small></p>'
 NEVER = " <small>updated never</small></p>"
 TEXT = '<p class="item-text">{text}</p>'
 CONTENTS = (
-    '<details hx-get="{url}" hx-trigger="toggle once" hx-target="find .legacy-file-contents"'
+    '<details hx-get="{url}" hx-trigger="toggle once" hx-target="find .item-contents"'
     ' hx-swap="innerHTML"><summary>Show contents<span class="visually-hidden"> of {key}'
-    '</span></summary><div class="legacy-file-contents"><p><a href="{url}">Open {key}</a>'
+    '</span></summary><div class="item-contents"><p><a href="{url}">Open {key}</a>'
     "</p></div></details>"
 )
 EMPTY = '<p class="empty-state">Empty.</p>'

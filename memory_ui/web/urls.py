@@ -31,7 +31,6 @@ from memory_ui.web.views import search as search_views
 
 agent = "memory/agents/<slug:agent_name>"
 deletion = "support/users/<slug:subject>/requests/<slug:request_id>"
-legacy_store = "memory/legacy/<str:key>"  # before the legacy stores had the generic pages
 # Where each memory's pages live: a page's route per scope is this + the page's suffix.
 memory_home = {"user": "memory/user", "agent": agent, "combined": f"{agent}/combined"}
 
@@ -141,12 +140,6 @@ urlpatterns = [
     path("memory/sources/<slug:name>/told", told.told, name="source_told"),
     path("memory/sources/<slug:name>/told/report", told.report, name="source_report"),
     path("memory/sources/<slug:name>/move", source_move.move, name="source_move"),
-    # the legacy stores' own pages before they were these (seed 003): bookmarks still work
-    *(
-        path(f"{legacy_store}/{old}", sources.moved, {"name": "legacy", "page": page})
-        for old, page in sources.MOVED_PAGES.items()
-    ),
-    path("memory/legacy", sources.moved, {"name": "legacy", "page": "source_section"}),
     # search across every memory
     path("search", search_views.search, name="search"),
     path("whats-new", news.whats_new_page, name="whats_new"),
@@ -159,4 +152,11 @@ urlpatterns = [
     # sensitive data: review flagged entries, and the dashboard's notice
     path("memory/sensitive", sensitive.review, name="sensitive_review"),
     path("memory/sensitive/notice", sensitive.notice, name="sensitive_notice"),
+    # A source's own pages before they were the generic ones (`Source.moved_from`):
+    # bookmarks still work. Last, so that no other page's address is taken for one.
+    path("memory/<slug:prefix>", sources.moved, {"page": "source_section"}),
+    *(
+        path(f"memory/<slug:prefix>/<str:key>/{old}", sources.moved, {"page": page})
+        for old, page in sources.MOVED_PAGES.items()
+    ),
 ]

@@ -50,10 +50,10 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
     expect(card.get_by_text(TRAVEL)).to_be_visible()
     section.get_by_role("link", name="Travel Planner", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Travel Planner in the older system")
-    expect(page.locator(".legacy-notice").first).to_contain_text("being turned down")
+    expect(page.locator(".turned-down-notice").first).to_contain_text("being turned down")
     # A file's contents load when it is opened in the list.
     page.get_by_text("Show contents of /memories/preferences.md").click()
-    expect(page.locator(".legacy-file-contents").first).to_contain_text("aisle seats")
+    expect(page.locator(".item-contents").first).to_contain_text("aisle seats")
     check_accessibility(page, "a legacy store's files")
 
     page.get_by_role("link", name="/memories/profile.md", exact=True).click()
@@ -76,9 +76,9 @@ def test_legacy_section_store_file_edit_delete_and_undo(legacy_on: str, page: Pa
 
     page.get_by_role("button", name="Delete this file").click()
     expect(page.locator(".undo-notice")).to_contain_text("Deleted /memories/profile.md.")
-    expect(page.locator(".legacy-files")).not_to_contain_text("/memories/profile.md")
+    expect(page.locator(".item-rows")).not_to_contain_text("/memories/profile.md")
     page.get_by_role("button", name="Undo").click()
-    page.locator(".legacy-files").get_by_role("link", name="/memories/profile.md").click()
+    page.locator(".item-rows").get_by_role("link", name="/memories/profile.md").click()
     expect(page.locator(".markdown-body")).to_contain_text("Central European Time")
 
 
@@ -111,9 +111,9 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     section = page.locator("#legacy-stores")
     section.scroll_into_view_if_needed()
     card = section.locator(".source-card", has_text="Benefits Assistant")
-    expect(card.locator(".legacy-details")).to_contain_text(BENEFITS)
+    expect(card.locator(".target-details")).to_contain_text(BENEFITS)
     expect(card).to_contain_text("Read only: the portal may not change it.")
-    expect(section.locator(".legacy-read-only")).to_have_count(1)  # the benefits store only
+    expect(section.locator(".read-only-note")).to_have_count(1)  # the benefits store only
 
     card.get_by_role("link", name="Benefits Assistant", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_have_text(
@@ -122,7 +122,7 @@ def test_a_read_only_store_offers_no_edit_or_delete_and_says_why(
     expect(page.locator(".missing-actions")).to_contain_text(READ_ONLY_REASON)
     expect(page.get_by_role("button", name="Clear this store")).to_have_count(0)
     page.get_by_text("Show contents of /memories/enrolment.md").click()
-    opened = page.locator(".legacy-file-contents").first
+    opened = page.locator(".item-contents").first
     expect(opened).to_contain_text("PPO Plus")
     expect(opened.get_by_role("link", name="Open this file", exact=True)).to_be_visible()
 

@@ -113,7 +113,7 @@ def test_store_page_lists_files_and_the_turn_down_notice(alice: Client, legacy) 
 def outside_details(html: str) -> str:
     """The page's text as read before opening any store's Details (links' addresses keep
     the store's full name: they are not read)."""
-    html = re.sub(r'<details class="legacy-details">.*?</details>', "", html, flags=re.S)
+    html = re.sub(r'<details class="target-details">.*?</details>', "", html, flags=re.S)
     return re.sub(r"<[^>]+>", " ", html)
 
 
@@ -133,7 +133,7 @@ def test_cards_are_named_by_the_agents_display_name_and_say_older_system(
     assert TRAVEL not in shown and "travel-planner" not in shown and "Kept by" not in shown
     assert "older system" in shown and "CoreAPI" not in shown
     # The technical name is still there, folded away under each card's name.
-    details = re.findall(r'<details class="legacy-details">.*?</details>', html, flags=re.S)
+    details = re.findall(r'<details class="target-details">.*?</details>', html, flags=re.S)
     assert len(details) == 2 and TRAVEL in details[0] and STORES["it-helpdesk"] in details[1]
     intro = re.search(r'<p class="source-description">(.*?)</p>', html, flags=re.S)
     assert intro and intro[1].casefold().count("turned down") == 1
@@ -236,7 +236,7 @@ def test_file_htmx_is_the_contents_only(alice: Client, legacy) -> None:
     response = alice.get(url("source_item", f"item={PREFS}"), headers={"HX-Request": "true"})
 
     assert "aisle" in response.content.decode()
-    assert '<h1 class="legacy-path"' not in response.content.decode()
+    assert '<h1 class="item-key"' not in response.content.decode()
 
 
 def test_missing_file_is_404_with_a_message(alice: Client, legacy) -> None:
@@ -966,3 +966,6 @@ def test_the_stores_old_addresses_lead_to_their_generic_pages(alice: Client, leg
     assert (store.status_code, store["Location"]) == (301, url("source_target"))
     assert file.redirect_chain[0][1] == 301 and "aisle" in file.content.decode()
     assert f"{reverse('source_item', args=['legacy'])}?" in file.redirect_chain[0][0]
+    # Only where a source had its pages (Source.moved_from): anything else is no page.
+    assert alice.get("/memory/no-such-system").status_code == 404
+    assert alice.get(f"/memory/no-such-system/{TRAVEL}/file").status_code == 404

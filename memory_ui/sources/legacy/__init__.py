@@ -71,6 +71,7 @@ def source() -> Source | None:
         capabilities=CAPABILITIES,
         missing=MISSING,
         turned_down=True,
+        moved_from="memory/legacy",
         steps=LegacySteps(),
         items=("file", "files"),
         targets=("store", "stores"),

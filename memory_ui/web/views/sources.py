@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from memory_ui.sources import generic
+from memory_ui.sources import generic, registry
 from memory_ui.sources.protocol import Capability, SourceError
 from memory_ui.web.access import user_actor
 from memory_ui.web.downloads import download_began
@@ -198,9 +198,14 @@ MOVED_PAGES = {
 
 
 @require_GET
-def moved(request: HtmxHttpRequest, name: str, page: str, key: str = "") -> HttpResponse:
-    """A page's old address, redirected to the generic page it now is (the item named
-    `path` there is `item` here; every other parameter is kept)."""
+def moved(request: HtmxHttpRequest, prefix: str, page: str, key: str = "") -> HttpResponse:
+    """A page's old address (under the source's `moved_from`), redirected to the generic
+    page it now is (the item named `path` there is `item` here; every other parameter is
+    kept). 404 where no source had its pages there."""
+    found = next((s for s in registry.sources() if s.moved_from == f"memory/{prefix}"), None)
+    if found is None:
+        raise Http404("No such page.")
+    name = found.name
     query = request.GET.copy()
     if "path" in query:
         query["item"] = query.pop("path")[-1]
