@@ -52,9 +52,11 @@ def test_a_cold_dashboard_paints_first_and_its_agents_section_fetches_itself(pag
     fragments: list[str] = []  # what the page's script fetched of the dashboard itself
     page.on("request", lambda r: r.headers.get("hx-request") and fragments.append(r.url))
     page.goto("/")
-    page.locator("#agents").scroll_into_view_if_needed()
+    # The section replaces itself when its fetch lands: wait for that before scrolling to
+    # it (scrolling the placeholder races the swap), then the cards load as they show.
     expect(page.locator(".agent-count")).to_have_text("3 agents")
     expect(page.locator("#agents")).not_to_have_attribute("aria-busy", "true")
+    page.locator("#agents").scroll_into_view_if_needed()
     expect(page.locator("#card-agent-travel-planner")).to_have_attribute("aria-busy", "false")
     expect(page.locator("#card-agent-travel-planner .card-stats")).to_contain_text("Entries2")
     assert [url for url in fragments if urlsplit(url).path == "/"] == [page.url]
