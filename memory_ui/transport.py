@@ -1,5 +1,5 @@
-"""HTTP mechanics shared by the portal's two outbound clients (memory_ui.sources.coreapi.client and
-memory_ui.sources.legacy.client): the pooled session, timeouts cut to a deadline, the retry loop
+"""HTTP mechanics shared by the portal's outbound clients (each source package's `client`):
+the pooled session, timeouts cut to a deadline, the retry loop
 and its backoff. Each client keeps its own error types and messages; this module raises
 none of them, it tells the client which case it is in (callables the client supplies).
 

@@ -1,5 +1,5 @@
 """Export everything as a zip, and one archived document put back. Audited like every
-step in `memory_ui.sources.coreapi.operations`."""
+step of the primary source's store (`registry.memory_store()`)."""
 
 from __future__ import annotations
 

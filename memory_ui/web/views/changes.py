@@ -1,7 +1,8 @@
 """Changing memory: add a note, clear one memory or everything.
 
 Every flow works as plain form posts (PRG) and, with htmx, swaps fragments in place.
-Every change goes through `memory_ui.sources.coreapi.operations`, which checks versions and audits.
+Every change goes through the primary source's store (`registry.memory_store()`), which
+checks versions and audits.
 Which memory a request is about comes from hidden `scope`/`agent` fields, resolved against
 the user's own agents (unknown agent: 404; forged scope: 400).
 """

@@ -2,7 +2,8 @@
 the session: `stores.undo`).
 
 Every flow works as plain form posts (PRG) and, with htmx, swaps fragments in place;
-every change goes through `memory_ui.sources.coreapi.operations`, which checks versions and audits.
+every change goes through the primary source's store (`registry.memory_store()`), which
+checks versions and audits.
 """
 
 from __future__ import annotations
