@@ -20,7 +20,15 @@ from django.utils import timezone
 
 from memory_ui.identity import Actor
 from memory_ui.sources import registry
-from memory_ui.sources.protocol import Capability, Erasure, Exported, Source, SourceError, Steps
+from memory_ui.sources.protocol import (
+    Capability,
+    Erasure,
+    Exported,
+    Outcome,
+    Source,
+    SourceError,
+    Steps,
+)
 
 logger = logging.getLogger("memory_ui.memory.everything")
 
@@ -171,7 +179,7 @@ def _rows(source: Source, erasure: Erasure) -> list[dict[str, Any]]:
     return [
         _row(
             source,
-            outcome.target.title if outcome.target is not None else outcome.key.capitalize(),
+            _target_title(source, outcome),
             RESULT_WORDS.get(outcome.result, "failed"),
             outcome.reason,
             outcome.erased,
@@ -181,6 +189,13 @@ def _rows(source: Source, erasure: Erasure) -> list[dict[str, Any]]:
         )
         for outcome in erasure.outcomes
     ]
+
+
+def _target_title(source: Source, outcome: Outcome) -> str:
+    """What a row names: its target, "everything" for the whole source, else the part."""
+    if outcome.target is not None:
+        return outcome.target.title
+    return "everything" if outcome.key == source.name else outcome.key.capitalize()
 
 
 def _row(

@@ -284,12 +284,12 @@ def test_a_source_that_cannot_erase_is_not_possible_before_and_after_the_clear(
     request_url = start(carol)
     before = page_text(carol.get(request_url))
     assert f"{TITLE} Notebook page weekly to erase" not in before
-    assert f"{TITLE} Notebook not possible — {why}" in before
+    assert f"{TITLE} everything not possible — {why}" in before
 
     export(carol, request_url)
     result = carol.get(clear(carol, request_url)["Location"])
     rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
-    assert rows == [[TITLE, "Notebook", "not possible", "—", why]]
+    assert rows == [[TITLE, "everything", "not possible", "—", why]]
     assert NOTEBOOK.pages[ALICE][PAGE]["desk"] == "Desk 4B"
 
 

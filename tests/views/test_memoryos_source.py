@@ -100,13 +100,13 @@ def test_support_deletion_request_says_not_possible_before_and_after_the_clear(
 
     request_url = start(carol)
     before = page_text(carol.get(request_url))
-    assert f"{TITLE} Memoryos not possible — {NO_ERASURE}" in before
+    assert f"{TITLE} everything not possible — {NO_ERASURE}" in before
 
     archive = export(carol, request_url)
     assert not [name for name in archive.namelist() if name.startswith("memoryos/")]
     result = carol.get(clear(carol, request_url)["Location"])
     rows = [row for row in table_rows(body(result)) if row and row[0] == TITLE]
-    assert rows == [[TITLE, "Memoryos", "not possible", "—", NO_ERASURE]]
+    assert rows == [[TITLE, "everything", "not possible", "—", NO_ERASURE]]
 
 
 # --- "What <agent> is told about me" and "This is wrong" -------------------------------
@@ -365,3 +365,18 @@ def test_a_report_whose_answer_was_lost_never_says_nothing_was_sent(
     text = page_text(response)
     assert "We don't know whether it arrived." in text and "Nothing was sent" not in text
     assert textarea(body(response), "correction") == "Window seats, always."
+
+
+def test_the_contact_set_for_memoryos_is_whom_a_deletion_request_names(
+    carol: Client, memoryos_source, settings
+) -> None:
+    """MEMORYOS_CONTACT: whom to ask for the erasure and export this service cannot do."""
+    from tests.views.test_support import start
+
+    settings.MEMORYOS_CONTACT = "the Contoso AI platform team"
+    before = page_text(carol.get(start(carol)))
+    assert (
+        "Not possible: MemoryOS offers no erasure through its API; "
+        "ask the Contoso AI platform team." in before
+    )
+    assert "ask its operator" not in before

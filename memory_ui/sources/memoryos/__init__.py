@@ -21,10 +21,10 @@ def source() -> Source | None:
     from memory_ui.sources.generic import BackendSteps
     from memory_ui.sources.memoryos.adapter import (
         CAPABILITIES,
-        MISSING,
         SOURCE,
         TITLE,
         MemoryOsBackend,
+        missing,
     )
     from memory_ui.sources.memoryos.client import MemoryOsClient
 
@@ -43,14 +43,14 @@ def source() -> Source | None:
     template = settings.MEMORYOS_USER_ID_TEMPLATE
 
     def make(actor: Actor) -> MemoryOsBackend:
-        return MemoryOsBackend(client, agents, template)
+        return MemoryOsBackend(client, agents, template, settings.MEMORYOS_CONTACT)
 
     return Source(
         name=SOURCE,
         title=TITLE,
         description="What agents are told about you, question by question.",
         capabilities=CAPABILITIES,
-        missing=MISSING,
+        missing=missing(settings.MEMORYOS_CONTACT),
         steps=BackendSteps(make),
         backend=make,
         items=("memory", "memories"),

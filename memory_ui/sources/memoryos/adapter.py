@@ -59,8 +59,9 @@ NOTICES = {
         "you from it, which does not mean it keeps nothing."
     ),
 }
-NO_ERASURE = "Not possible: MemoryOS offers no erasure through its API; ask its operator."
-MISSING = {
+# `{contact}`: whom to ask instead (MEMORYOS_CONTACT, else "its operator").
+_NO_ERASURE = "Not possible: MemoryOS offers no erasure through its API; ask {contact}."
+_MISSING = {
     Capability.LIST: NO_LIST,
     Capability.APPEND: "MemoryOS takes memories from agents' conversations, not from the portal.",
     Capability.EDIT_ITEM: (
@@ -70,11 +71,21 @@ MISSING = {
     Capability.DELETE_ITEM: "MemoryOS offers no way to delete a memory through its API.",
     Capability.RESTORE_ITEM: "MemoryOS offers no way to delete a memory, so none to restore.",
     Capability.CLEAR_TARGET: "MemoryOS offers no way to clear an agent's memories.",
-    Capability.ERASE_SUBJECT: NO_ERASURE,
-    Capability.EXPORT: "Not possible: MemoryOS offers no export through its API.",
+    Capability.ERASE_SUBJECT: _NO_ERASURE,
+    Capability.EXPORT: "Not possible: MemoryOS offers no export through its API; ask {contact}.",
     Capability.IMPORT: "MemoryOS cannot import a document.",
     Capability.CONDITIONAL_WRITE: "MemoryOS takes no writes from the portal.",
 }
+
+
+def missing(contact: str = "") -> dict[Capability, str]:
+    """Each missing capability's sentence, naming whom to ask where the portal cannot act
+    (`contact`: MEMORYOS_CONTACT, else "its operator")."""
+    return {c: text.format(contact=contact or "its operator") for c, text in _MISSING.items()}
+
+
+MISSING = missing()
+NO_ERASURE = MISSING[Capability.ERASE_SUBJECT]
 NO_PERSON = (
     "The portal cannot name this person to MemoryOS: its rule needs their object id, which "
     "only their own sign-in gives."
@@ -91,14 +102,19 @@ class MemoryOsBackend:
     capabilities = CAPABILITIES
 
     def __init__(
-        self, client: MemoryOsClient, agents: Mapping[str, str], user_id_template: str
+        self,
+        client: MemoryOsClient,
+        agents: Mapping[str, str],
+        user_id_template: str,
+        contact: str = "",
     ) -> None:
         self._client = client
         self._agents = dict(agents)  # agent id -> what people read
         self._template = user_id_template
+        self._missing = missing(contact)
 
     def missing_reason(self, capability: Capability) -> str:
-        return MISSING.get(capability, f"This is not possible in {TITLE}.")
+        return self._missing.get(capability, f"This is not possible in {TITLE}.")
 
     def external_user_id(self, subject: Subject) -> str:
         try:
