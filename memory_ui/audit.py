@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,6 +29,8 @@ Action = AuditEvent.Action
 # principal's for a looked-up user) names it for every page that shows events.
 AGENT_NAMES_KEY = "audit:agent-display-names"
 AGENT_NAMES_SECONDS = 7 * 24 * 3600
+
+_HELD: ContextVar[list[AuditEvent] | None] = ContextVar("audit_held", default=None)
 
 
 class Agent(Protocol):
@@ -110,7 +114,11 @@ def audit_record(
         destination_sha256_after=destination_print.sha256 if destination_print else "",
         count=count,
     )
-    event.save()
+    held = _HELD.get()
+    if held is None:
+        event.save()
+    else:
+        held.append(event)
     logger.info(
         "audit %s %s by %s on %s scope=%s agent=%s outcome=%s",
         source,
@@ -122,6 +130,31 @@ def audit_record(
         event.outcome,
     )
     return event
+
+
+@contextmanager
+def audit_held() -> Iterator[list[AuditEvent]]:
+    """Events recorded inside the block are kept in the list it gives, not yet saved: a step
+    run on a worker thread (`memory.at_once`) hands them back to the request's thread, which
+    saves them (`audit_save`) with the request's own database connection."""
+    held: list[AuditEvent] = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
+
+
+def audit_save(events: Iterable[AuditEvent]) -> None:
+    """Saves events `audit_held` kept, in the order they were recorded; inside another
+    `audit_held` block (a step run at once with others, itself running steps at once), it
+    hands them on to that block instead."""
+    held = _HELD.get()
+    for event in events:
+        if held is None:
+            event.save()
+        else:
+            held.append(event)
 
 
 def source_choices() -> list[tuple[str, str]]:

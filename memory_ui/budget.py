@@ -23,8 +23,11 @@ _ENDS_AT: ContextVar[float | None] = ContextVar("coreapi_deadline", default=None
 
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """CoreAPI calls made inside this block end, at the latest, `seconds` from now."""
-    token = _ENDS_AT.set(time.monotonic() + seconds)
+    """CoreAPI calls made inside this block end, at the latest, `seconds` from now; a
+    deadline inside another never outlasts it."""
+    ends_at = time.monotonic() + seconds
+    outer = _ENDS_AT.get()
+    token = _ENDS_AT.set(ends_at if outer is None else min(ends_at, outer))
     try:
         yield
     finally:
@@ -37,13 +40,16 @@ def remaining() -> float | None:
     return None if ends_at is None else ends_at - time.monotonic()
 
 
-def fan_out[T, R](step: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """`step` over `items`, a few CoreAPI calls at a time, results in order. Each runs in a
-    copy of the caller's context, so the request's CoreAPI deadline holds for it too."""
+def fan_out[T, R](
+    step: Callable[[T], R], items: Iterable[T], *, at_once: int | None = None
+) -> list[R]:
+    """`step` over `items`, a few CoreAPI calls at a time (`at_once`, else
+    PORTAL_COREAPI_FAN_OUT), results in order. Each runs in a copy of the caller's context,
+    so the request's CoreAPI deadline holds for it too."""
     items = list(items)
     if len(items) <= 1:
         return [step(item) for item in items]
-    workers = min(len(items), settings.PORTAL_COREAPI_FAN_OUT)
+    workers = min(len(items), at_once or settings.PORTAL_COREAPI_FAN_OUT)
     contexts = [contextvars.copy_context() for _ in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda ctx, item: ctx.run(step, item), contexts, items))

@@ -448,6 +448,9 @@ COREAPI_MAX_BODY_BYTES = env_int("COREAPI_MAX_BODY_BYTES", 2 * 1024 * 1024)
 COREAPI_CA_BUNDLE = env("COREAPI_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # CoreAPI calls one request makes at a time when it reads or exports many memories.
 PORTAL_COREAPI_FAN_OUT = env_int("PORTAL_COREAPI_FAN_OUT", 8)
+# Search and "Export everything" ask every memory system at once, each within this (and the
+# request's deadline): one that takes longer is named as not answering, the rest are shown.
+PORTAL_SOURCE_DEADLINE_SECONDS = env_float("PORTAL_SOURCE_DEADLINE_SECONDS", 10.0)
 # How long the user's agent list is reused between card requests.
 PORTAL_AGENTS_CACHE_SECONDS = env_int("PORTAL_AGENTS_CACHE_SECONDS", 60)
 # How long a worker trusts the signed-in user's row before reading it again: a user made

@@ -14,16 +14,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from django.utils import timezone
 
 from memory_ui.identity import Actor
+from memory_ui.memory.at_once import at_once
 from memory_ui.sources import registry
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
     Exported,
+    ExportedFile,
     Outcome,
     Source,
     SourceError,
@@ -77,23 +80,31 @@ def not_exported() -> list[tuple[Source, str]]:
 
 def others_export(actor: Actor) -> OthersExport:
     """The subject's memory in every other source, read before the first byte of the zip
-    is sent; a source that fails is named as missing (never a failed download)."""
+    is sent, every source at the same time within its own deadline (`at_once`); a source
+    that fails or does not answer in time is named as missing (never a failed download)."""
+    sources = exportable()
     result = OthersExport()
-    for source in exportable():
-        assert source.steps is not None  # exportable() keeps sources with steps only
-        try:
-            files = source.steps.export_all(actor)
-        except SourceError as exc:
-            logger.warning("Export everything without %s: %s", source.name, type(exc).__name__)
-            message = missing_message(source)
+    exports = at_once(*(partial(_export, actor, source) for source in sources))
+    for source, files in zip(sources, exports, strict=True):
+        if files is None:
             result.missing.append(
-                {"source": source.name, "label": source.title, "message": message}
+                {"source": source.name, "label": source.title, "message": missing_message(source)}
             )
             result.exported[source.name] = None
             continue
         result.files.extend((f"{source.name}/{file.name}", file.text) for file in files)
         result.exported[source.name] = {file.target: file.versions for file in files}
     return result
+
+
+def _export(actor: Actor, source: Source) -> list[ExportedFile] | None:
+    """Everything `source` holds for the subject, or None when it cannot give it."""
+    assert source.steps is not None  # exportable() keeps sources with steps only
+    try:
+        return source.steps.export_all(actor)
+    except SourceError as exc:
+        logger.warning("Export everything without %s: %s", source.name, type(exc).__name__)
+        return None
 
 
 # --- a deletion request's other systems ------------------------------------------------

@@ -4,9 +4,10 @@ step of the primary source's store (`registry.memory_store()`)."""
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from functools import partial
 
 from django.utils import timezone
 
@@ -16,6 +17,8 @@ from memory_ui.documents import content_hash
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
 from memory_ui.memory.archive import ArchiveFile, ExportedDocument, build_manifest, zip_stream
+from memory_ui.memory.at_once import at_once
+from memory_ui.memory.everything import OthersExport
 from memory_ui.sources.agent_memory import Agent, AlreadyAdded, Target, all_targets
 from memory_ui.sources.registry import memory_store
 
@@ -26,14 +29,21 @@ def export_archive(
     upn: str,
     *,
     now: datetime | None = None,
-    extra: Sequence[tuple[str, str]] = (),
-    missing: Sequence[dict[str, str]] = (),
-) -> Iterator[bytes]:
-    """Everything `actor` may read for `upn`, as "Export everything" zip bytes. Every
-    document is fetched now (and may raise CoreAPIError, with every export audited
-    first); the returned iterator then only compresses. Works for support staff too.
-    `extra`: other sources' files as (path in the zip, markdown), already read; `missing`:
-    the sources that could not be reached, for the manifest."""
+    others: Callable[[], OthersExport] = OthersExport,
+) -> tuple[Iterator[bytes], OthersExport]:
+    """Everything `actor` may read for `upn`, as "Export everything" zip bytes, and what
+    `others` (the other sources' part, `everything.others_export`) found. Every document is
+    fetched now, the primary source's and the others' at the same time, each within its own
+    deadline (`at_once`); a primary failure raises CoreAPIError, with every export audited
+    first, while another source that fails or does not answer in time is in the manifest
+    as missing. The returned iterator then only compresses. Works for support staff too."""
+    documents, found = at_once(partial(_documents, actor, agents), others)
+    exported_at = now or timezone.now()
+    manifest = build_manifest(documents, upn, exported_at, found.files, found.missing)
+    return zip_stream(documents, manifest, exported_at, found.files), found
+
+
+def _documents(actor: Actor, agents: list[Agent]) -> list[ExportedDocument]:
     targets = all_targets(agents)
     # The export body is raw markdown; its time stamp comes from a read, made meanwhile.
     with ThreadPoolExecutor(max_workers=1) as reader:
@@ -45,13 +55,10 @@ def export_archive(
         )
         texts = memory_store().export_many(actor, targets)
         memories = reads.result()
-    documents = [
+    return [
         ExportedDocument(target, text, memory.updated_on)
         for target, text, memory in zip(targets, texts, memories, strict=True)
     ]
-    exported_at = now or timezone.now()
-    manifest = build_manifest(documents, upn, exported_at, extra, missing)
-    return zip_stream(documents, manifest, exported_at, extra)
 
 
 ALREADY_RESTORED = "Already restored before the interruption; not written again"

@@ -1,17 +1,28 @@
-"""Searching the other memory systems beside the primary source's memories, and the one
-count of what a search found in every system (`search_counts`): every source that can
-search, by its `MemoryBackend.search`. Each system's own search narrows; then the portal's
-rule (the text taken literally, `search.text_pattern`) decides, so every system matches
-alike."""
+"""Searching the other memory systems beside the primary source's memories, all at once
+(`search_everywhere`), and the one count of what a search found in every system
+(`search_counts`): every source that can search, by its `MemoryBackend.search`. Each
+system's own search narrows; then the portal's rule (the text taken literally,
+`search.text_pattern`) decides, so every system matches alike."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from memory_ui.identity import Actor
-from memory_ui.memory.search import SearchQuery, SearchResults, Segment, excerpt, text_pattern
+from memory_ui.memory.at_once import at_once
+from memory_ui.memory.search import (
+    SearchQuery,
+    SearchResults,
+    Segment,
+    excerpt,
+    memory_search,
+    text_pattern,
+)
 from memory_ui.sources import protocol, registry
+from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.generic import subject_of
 from memory_ui.sources.protocol import Capability, Source, SourceError
 
@@ -60,29 +71,46 @@ class SourceResults:
         return len({hit.target.key for hit in self.hits})
 
 
-def sources_search(actor: Actor, query: SearchQuery) -> list[SourceResults]:
-    """Every other source that can search and brings its adapter, searched for
-    `query.text` by its own search, then by the portal's rule (the text taken literally),
-    so every system matches alike; a date range applies to an item's last update. None is
-    searched without text or with a reason filter (their items have no reasons)."""
+def search_everywhere(
+    actor: Actor, targets: list[Target], query: SearchQuery, *, others: bool
+) -> tuple[SearchResults, list[SourceResults]]:
+    """The primary source's memories in `targets` and, with `others`, every other source
+    that can search and brings its adapter, each system searched at the same time within
+    its own deadline (`at_once`): the search takes as long as the slowest system, and one
+    that does not answer in time is reported with its error beside the others' results.
+
+    Another source is searched for `query.text` by its own search, then by the portal's
+    rule (the text taken literally), so every system matches alike; a date range applies
+    to an item's last update. None is searched without text or with a reason filter (their
+    items have no reasons)."""
     pattern = text_pattern(query.text)
-    if pattern is None or query.reason:
-        return []
-    found = []
-    for source in registry.others():
-        if source.backend is None or not source.can(Capability.SEARCH):
-            continue
-        try:
-            pairs = source.backend(actor).search(subject_of(actor), query.text)
-        except SourceError as exc:
-            found.append(SourceResults(source, error=exc))
-            continue
-        hits = [
-            SourceHit(target, item.key, item.description, excerpt(item.text or "", pattern))
-            for target, item in pairs
-            if any(pattern.search(part) for part in (item.key, item.description, item.text or ""))
-            and (not query.start or (item.updated is not None and item.updated >= query.start))
-            and (not query.end or (item.updated is not None and item.updated < query.end))
+    searched = []
+    if others and pattern is not None and not query.reason:
+        searched = [
+            source
+            for source in registry.others()
+            if source.backend is not None and source.can(Capability.SEARCH)
         ]
-        found.append(SourceResults(source, hits))
-    return found
+    results, *found = at_once(
+        partial(memory_search, actor, targets, query),
+        *(partial(_source_search, actor, query, pattern, source) for source in searched),
+    )
+    return results, found
+
+
+def _source_search(
+    actor: Actor, query: SearchQuery, pattern: re.Pattern[str], source: Source
+) -> SourceResults:
+    assert source.backend is not None  # search_everywhere keeps sources with adapters
+    try:
+        pairs = source.backend(actor).search(subject_of(actor), query.text)
+    except SourceError as exc:
+        return SourceResults(source, error=exc)
+    hits = [
+        SourceHit(target, item.key, item.description, excerpt(item.text or "", pattern))
+        for target, item in pairs
+        if any(pattern.search(part) for part in (item.key, item.description, item.text or ""))
+        and (not query.start or (item.updated is not None and item.updated >= query.start))
+        and (not query.end or (item.updated is not None and item.updated < query.end))
+    ]
+    return SourceResults(source, hits)

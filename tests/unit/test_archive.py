@@ -193,7 +193,7 @@ def test_export_archive_returns_a_lazy_stream(monkeypatch):
         memory_store(), "export_many", lambda actor, targets: ["- fact\n"] * len(targets)
     )
     monkeypatch.setattr(memory_store(), "read", lambda actor, target: _memory())
-    stream = exports.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
+    stream, _ = exports.export_archive(object(), [TRAVEL], "alice@contoso.com", now=WHEN)
     assert not isinstance(stream, bytes | list)
     parsed = read_archive(b"".join(stream), LIMITS)
     assert [f.key for f in parsed.files] == ["user", "agent:travel-planner"]

@@ -13,8 +13,8 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from memory_ui.memory.search import SearchQuery, day_range, memory_search
-from memory_ui.memory.source_search import SourceResults, search_counts, sources_search
+from memory_ui.memory.search import SearchQuery, day_range
+from memory_ui.memory.source_search import SourceResults, search_counts, search_everywhere
 from memory_ui.sources.agent_memory import Agent
 from memory_ui.sources.protocol import SourceError
 from memory_ui.web.access import user_actor, user_agents
@@ -44,11 +44,13 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         data = form.cleaned_data
         start, end = day_range(data["date_from"], data["date_to"], timezone.get_current_timezone())
         query = SearchQuery(text=data["q"], reason=data["reason"], start=start, end=end)
-        # Without the agent list only the shared memory is searched; the page says why.
-        results = memory_search(user_actor(request), form.targets(), query)
-        if not data["agent"]:  # one memory chosen: the other sources are not it
-            titles = {agent.name: agent.display_name for agent in agents or []}
-            others = [_named(found, titles) for found in sources_search(user_actor(request), query)]
+        # Without the agent list only the shared memory is searched; the page says why. One
+        # memory chosen: the other sources are not it.
+        results, found = search_everywhere(
+            user_actor(request), form.targets(), query, others=not data["agent"]
+        )
+        titles = {agent.name: agent.display_name for agent in agents or []}
+        others = [_named(each, titles) for each in found]
         errors = results.errors
         if agents_error is not None:
             status = agents_error.portal_status

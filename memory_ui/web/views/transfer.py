@@ -10,6 +10,7 @@ with the differences and the import still in the form.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -84,14 +85,14 @@ def export_everything(request: HtmxHttpRequest) -> HttpResponseBase:
     """A zip of every document. All of them are fetched before the first byte is sent, so
     a CoreAPI failure is still an error page (and nothing half-done is downloaded)."""
     upn = signed_in(request).upn
-    # Every other source's files too (<source>/<file>.md), read before the first byte; a
-    # source that cannot be reached is left out, and the file and the page say so.
-    others = others_export(user_actor(request))
+    actor = user_actor(request)
+    # Every other source's files too (<source>/<file>.md), read before the first byte and
+    # at the same time as CoreAPI's; a source that cannot be reached in time is left out,
+    # and the file and the page say so.
     try:
-        stream = export_archive(
-            user_actor(request), user_agents(request), upn, extra=others.files,
-            missing=others.missing,
-        )  # fmt: skip
+        stream, others = export_archive(
+            actor, user_agents(request), upn, others=partial(others_export, actor)
+        )
     except SourceError as exc:
         return failure_page(request, exc, reverse("dashboard"), "export")
     if others.message:
