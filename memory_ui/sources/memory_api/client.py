@@ -62,20 +62,31 @@ class MemoryApiClient:
     # --- calls ------------------------------------------------------------------------
 
     def memories(
-        self, user: str, agent: str | None = None, cursor: str | None = None
+        self,
+        user: str,
+        agent: str | None = None,
+        cursor: str | None = None,
+        *,
+        shared: bool = False,
     ) -> tuple[list[dict[str, Any]], str | None]:
-        params = {"virtual_user_id": user, "limit": PAGE_SIZE}
+        """A page of the person's memories; `shared` adds the workspace's shared ones
+        (`include_shared`: agent and, on Enterprise, institutional memory)."""
+        params: dict[str, Any] = {"virtual_user_id": user, "limit": PAGE_SIZE}
         if agent is not None:
             params["agent"] = agent
         if cursor:
             params["cursor"] = cursor
+        if shared:
+            params["include_shared"] = "true"
         body = self._call("GET", "/memories", params)
         return body["memories"], body.get("next_cursor")
 
-    def all_memories(self, user: str, agent: str | None = None) -> list[dict[str, Any]]:
-        found, cursor = self.memories(user, agent)
+    def all_memories(
+        self, user: str, agent: str | None = None, *, shared: bool = False
+    ) -> list[dict[str, Any]]:
+        found, cursor = self.memories(user, agent, shared=shared)
         while cursor:
-            more, cursor = self.memories(user, agent, cursor)
+            more, cursor = self.memories(user, agent, cursor, shared=shared)
             found += more
         return found
 
