@@ -139,16 +139,32 @@ def test_the_token_file_is_read_again_when_it_rotates(configured, tmp_path: Path
     assert token() == "rotated"
 
 
-def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings) -> None:
-    Path(settings.MEMORY_API_TOKEN_FILE).write_text(
-        service_account_token(ensure_pki(configured), SETTINGS, SETTINGS.accounts["outsider"])
+def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings, caplog) -> None:
+    outsider = service_account_token(
+        ensure_pki(configured), SETTINGS, SETTINGS.accounts["outsider"]
     )
+    Path(settings.MEMORY_API_TOKEN_FILE).write_text(outsider)
 
     with pytest.raises(MemoryApiSetupError) as caught:
         backend().list_targets(ALICE_SUBJECT)
 
     assert "Nothing about you is wrong" in caught.value.message
     assert "not allowed" in caught.value.operator_detail
+    assert "not allow-listed for this memory-api" in caplog.text
+    assert outsider not in caplog.text and "foreign workspace" not in caplog.text
+
+
+def test_a_foreign_workspace_is_a_setup_error_logged_apart(configured, settings, caplog) -> None:
+    settings.MEMORY_API_WORKSPACE_UID = SETTINGS.other_workspace.uid
+    backend_for.cache_clear()
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        backend().list_targets(ALICE_SUBJECT)
+
+    assert "Nothing about you is wrong" in caught.value.message
+    assert "foreign workspace: MEMORY_API_WORKSPACE_UID" in caplog.text
+    assert "not allow-listed" not in caplog.text
+    assert Path(settings.MEMORY_API_TOKEN_FILE).read_text() not in caplog.text
 
 
 # --- the adapter ------------------------------------------------------------------------

@@ -178,9 +178,15 @@ def _error(method: str, path: str, response: requests.Response) -> MemoryApiErro
             "This workspace runs the Core edition, which does not offer this.", status=status
         )
     if status in (401, 403, 500):
-        # Set-up errors: for operators, with the service's words (no token, no content).
+        # Set-up errors, each named for operators, with the service's words (never a token
+        # or memory content): none is the person's fault.
         logger.warning(
-            "memory-api refused the portal's call: %s %s -> %s %s", method, path, status, detail
+            "memory-api refused the portal's call (%s): %s %s -> %s %s",
+            _setup_error(status, detail),
+            method,
+            path,
+            status,
+            detail,
         )
         return MemoryApiSetupError(detail, status=status)
     if status == 404:
@@ -192,3 +198,14 @@ def _error(method: str, path: str, response: requests.Response) -> MemoryApiErro
     return MemoryApiUnavailable(
         "The workspace memory failed to answer, try again later.", status=status
     )
+
+
+def _setup_error(status: int, detail: str) -> str:
+    """Which set-up error a refusal is, for the operators' log (docs/memory-api.md, Errors)."""
+    if status == 401:
+        return "its ServiceAccount token was not accepted"
+    if status == 500:
+        return "the service failed; a workspace name where MEMORY_API_WORKSPACE_UID belongs?"
+    if detail.startswith("workspace "):
+        return "foreign workspace: MEMORY_API_WORKSPACE_UID is not this memory-api's"
+    return "the portal's ServiceAccount is not allow-listed for this memory-api"
