@@ -279,3 +279,10 @@ def test_a_read_back_that_finds_memories_left_says_partly(
         ["What it-helpdesk remembers", "partly"],
     ]
     assert "1 left when read back" in after[1][-1]
+
+
+def test_an_agent_named_in_the_url_only_narrows_her_own_memories(alice: Client) -> None:
+    """The target is not looked up with a call (the page's one call is its list): another
+    agent's name shows none of hers, and never anyone else's."""
+    page = page_text(alice.get(url("source_target", target="travel-planner")))
+    assert "ThinkPad" not in page and "step-by-step" not in page and "HMO" not in page

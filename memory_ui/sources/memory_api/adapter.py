@@ -146,6 +146,15 @@ class MemoryApiBackend:
         shared = [SHARED_TARGET] if any(not _mine(m) for m in found) else []
         return [_target(a) for a in sorted(agents, key=lambda a: a or "")] + shared
 
+    def find_target(self, subject: Subject, key: str) -> SourceTarget:
+        """The target a page names, without a call: every read is scoped to the subject's
+        own virtual_user_id (and the shared rows to the workspace), so a key from a URL can
+        only narrow what the person may see by agent, never reach anyone else's; an agent
+        with nothing of theirs is an empty page. Saves the page a listing call."""
+        if key == SHARED:
+            return SHARED_TARGET
+        return _target(None if key == NO_AGENT else key)
+
     def read_page(
         self, subject: Subject, target: SourceTarget, cursor: str | None = None
     ) -> ItemsPage:
