@@ -390,7 +390,8 @@ MEMORYOS_CA_BUNDLE = env("MEMORYOS_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # MEMORY_API_WORKSPACE_UID must be the Workspace's UID; virtual_user_id comes from the
 # verified identity by MEMORY_API_SUBJECT_RULE: a template over {oid} and {upn}, or
 # hmac-sha256 (of the oid, keyed by the secret in MEMORY_API_PSEUDONYM_KEY_FILE).
-_devstack_state = BASE_DIR / ".devstack"
+# Where the devstack keeps its state (devstack/config.py: DEVSTACK_HOME moves it).
+_devstack_state = Path(env("DEVSTACK_HOME", str(BASE_DIR / ".devstack")))
 # The devstack writes its pseudonym key before it starts the portal; a process started
 # before that (`manage.py devstack` itself, on a fresh clone) runs without the memory-api
 # rather than failing the start-up check on a key not written yet.
