@@ -28,7 +28,7 @@ from devstack.pki import ensure_pki
 from memory_ui.models import AuditEvent
 from memory_ui.sources import registry
 from memory_ui.sources.memory_api import backend_for
-from memory_ui.sources.memory_api.adapter import DELETE_NOTE, EDIT_NOTE, SHARED_READ_ONLY
+from memory_ui.sources.memory_api.adapter import CORE, DELETE_NOTE, EDIT_NOTE, SHARED_READ_ONLY
 from memory_ui.sources.memory_api.directory import Directory
 from tests.pages import forms, table_rows
 from tests.views import conftest as views
@@ -185,6 +185,35 @@ def test_the_workspaces_shared_memory_is_shown_read_only(alice: Client) -> None:
         {"target": "shared", "item": "0a9e0001-0000-4000-8000-000000000001"},
     )
     assert refused.status_code == 403
+
+
+def test_on_enterprise_the_shared_memory_holds_the_institutional_too(alice: Client) -> None:
+    shared = page_text(alice.get(url("source_target", target="shared")))
+    assert "Economy class for flights" in shared and CORE not in shared
+
+
+def test_on_core_enterprise_memory_is_one_sentence_never_a_refusal(
+    alice: Client, settings, tmp_path: Path
+) -> None:
+    core = emulator_module.start(home=tmp_path, edition="core")
+    settings.MEMORY_API_BASE_URL = core.url
+    backend_for.cache_clear()
+    try:
+        section = page_text(
+            alice.get(
+                reverse("source_section", args=["memory_api"]), headers={"HX-Request": "true"}
+            )
+        )
+        shared = alice.get(url("source_target", target="shared"))
+    finally:
+        core.stop()
+
+    assert CORE in section
+    assert shared.status_code == 200
+    text = page_text(shared)
+    assert CORE in text and "vpn.contoso.com" in text
+    assert "Economy class for flights" not in text
+    assert "enterprise_required" not in text and "forbidden" not in text.lower()
 
 
 # --- support's deletion request ---------------------------------------------------------

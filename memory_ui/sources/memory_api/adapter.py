@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 from memory_ui.sources.memory_api.client import MemoryApiClient
@@ -36,6 +37,11 @@ SHARED = "shared"  # the target of the workspace's shared memories (not a person
 SHARED_READ_ONLY = (
     "Shared by agents with everyone in the workspace, not kept about you alone: shown here, "
     "not changed, and not in your export or erasure."
+)
+CORE = (
+    "Institutional memory (what the workspace's documents teach its agents) comes with the "
+    "memory service's Enterprise edition; this workspace runs Core, so only what agents "
+    "share is shown."
 )
 EDIT_NOTE = (
     "A correction becomes the version agents use; the earlier one stays with the workspace "
@@ -128,6 +134,14 @@ class MemoryApiBackend:
         self.client = client
         self.rule = rule
         self.directory = directory
+        self._enterprise: bool | None = None  # asked once: an edition does not change
+
+    def _shared(self, user: str) -> SourceTarget:
+        """The shared target; on Core it says in one sentence what Enterprise would add,
+        rather than showing a refusal."""
+        if self._enterprise is None:
+            self._enterprise = self.client.enterprise(user)
+        return SHARED_TARGET if self._enterprise else replace(SHARED_TARGET, description=CORE)
 
     def missing_reason(self, capability: Capability) -> str:
         return MISSING.get(capability, f"This is not possible in {TITLE}.")
@@ -141,9 +155,10 @@ class MemoryApiBackend:
 
     def list_targets(self, subject: Subject) -> list[SourceTarget]:
         """The person's agents, then the shared target where the workspace shares any."""
-        found = self.client.all_memories(self.user(subject), shared=True)
+        user = self.user(subject)
+        found = self.client.all_memories(user, shared=True)
         agents = {m["agent"] for m in found if _mine(m)}
-        shared = [SHARED_TARGET] if any(not _mine(m) for m in found) else []
+        shared = [self._shared(user)] if any(not _mine(m) for m in found) else []
         return [_target(a) for a in sorted(agents, key=lambda a: a or "")] + shared
 
     def find_target(self, subject: Subject, key: str) -> SourceTarget:
@@ -152,7 +167,7 @@ class MemoryApiBackend:
         only narrow what the person may see by agent, never reach anyone else's; an agent
         with nothing of theirs is an empty page. Saves the page a listing call."""
         if key == SHARED:
-            return SHARED_TARGET
+            return self._shared(self.user(subject))
         return _target(None if key == NO_AGENT else key)
 
     def read_page(

@@ -93,6 +93,15 @@ class MemoryApiClient:
     def memory(self, memory_id: str, user: str) -> dict[str, Any]:
         return self._call("GET", f"/memories/{memory_id}", {"virtual_user_id": user})
 
+    def enterprise(self, user: str) -> bool:
+        """Whether this memory-api is the Enterprise edition: the cheapest Enterprise route,
+        one event of the person's audit log, answers `enterprise_required` on Core (M12)."""
+        try:
+            self._call("GET", "/audit/memories", {"virtual_user_id": user, "limit": 1})
+        except MemoryApiEditionLimit:
+            return False
+        return True
+
     def search(self, user: str, query: str) -> list[dict[str, Any]]:
         params = {"virtual_user_id": user, "q": query, "limit": 100}
         return self._call("GET", "/memories/search", params)["memories"]
