@@ -72,6 +72,7 @@ CHANGES = (
     | Capability.DELETE_ITEM
     | Capability.RESTORE_ITEM
     | Capability.CLEAR_TARGET
+    | Capability.RESOLVE
 )
 
 

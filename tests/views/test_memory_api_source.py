@@ -185,6 +185,9 @@ def test_the_workspaces_shared_memory_is_shown_read_only(alice: Client) -> None:
         {"target": "shared", "item": "0a9e0001-0000-4000-8000-000000000001"},
     )
     assert refused.status_code == 403
+    shared_item = {"target": "shared", "item": "0a9e0001-0000-4000-8000-000000000001"}
+    resolve = reverse("source_resolve", args=["memory_api"])
+    assert alice.post(resolve, {**shared_item, "version": "v", "keep": "0"}).status_code == 403
 
 
 def test_on_enterprise_the_shared_memory_holds_the_institutional_too(alice: Client) -> None:
