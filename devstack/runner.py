@@ -34,6 +34,8 @@ from devstack.config import (
     idp_base_url,
     state_dir,
 )
+from devstack.memory_api.identity import load_settings as load_memory_api_settings
+from devstack.memory_api.identity import write_projected_token, write_pseudonym_key
 from devstack.pki import ensure_pki
 
 # The devstack stops within 2 s of SIGTERM, however it was started.
@@ -139,6 +141,11 @@ def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
 
     home = state_dir()
     pki = ensure_pki(home)  # once, before the servers race for it
+    # The portal's memory-api credentials, before the portal's start-up check reads them
+    # (the emulator keeps the token fresh from then on).
+    memory_api = load_memory_api_settings()
+    write_pseudonym_key(home, memory_api)
+    write_projected_token(home, pki, memory_api)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DEVSTACK_HOME": str(home)}
     env.setdefault("PORTAL_DEVSTACK", "true")
     env.setdefault("DJANGO_DEBUG", "true")

@@ -326,10 +326,11 @@ PORTAL_RESURFACING_KEY = env(
 PORTAL_RESURFACING_RETENTION_DAYS = env_int("PORTAL_RESURFACING_RETENTION_DAYS", 365)
 
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
-# Each source that needs a base URL (legacy, memoryos) is off without one, as in production
-# by default; the devstack sets its emulators' URLs.
+# Each source that needs a base URL (legacy, memoryos, memory_api) is off without one, as in
+# production by default; the devstack sets its emulators' URLs.
 _SOURCES = ",".join(
-    f"memory_ui.sources.{name}" for name in ("coreapi", "legacy", "memoryos", "agent_notes")
+    f"memory_ui.sources.{name}"
+    for name in ("coreapi", "legacy", "memoryos", "memory_api", "agent_notes")
 )
 PORTAL_MEMORY_SOURCES = env_list("PORTAL_MEMORY_SOURCES", _SOURCES)
 
@@ -400,8 +401,15 @@ MEMORYOS_CA_BUNDLE = env("MEMORYOS_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # MEMORY_API_WORKSPACE_UID must be the Workspace's UID; virtual_user_id comes from the
 # verified identity by MEMORY_API_SUBJECT_RULE: a template over {oid} and {upn}, or
 # hmac-sha256 (of the oid, keyed by the secret in MEMORY_API_PSEUDONYM_KEY_FILE).
-_devstack_state = BASE_DIR / ".devstack"
-MEMORY_API_BASE_URL = env("MEMORY_API_BASE_URL", "http://127.0.0.1:8003" if DEVSTACK else "")
+# Where the devstack keeps its state (devstack/config.py: DEVSTACK_HOME moves it).
+_devstack_state = Path(env("DEVSTACK_HOME", str(BASE_DIR / ".devstack")))
+# The devstack writes its pseudonym key before it starts the portal; a process started
+# before that (`manage.py devstack` itself, on a fresh clone) runs without the memory-api
+# rather than failing the start-up check on a key not written yet.
+_devstack_memory_api = DEVSTACK and (_devstack_state / "memory-api-pseudonym-key").exists()
+MEMORY_API_BASE_URL = env(
+    "MEMORY_API_BASE_URL", "http://127.0.0.1:8003" if _devstack_memory_api else ""
+)
 MEMORY_API_WORKSPACE_UID = env(
     "MEMORY_API_WORKSPACE_UID", "7f3c2a10-5b4d-4e6f-8a9b-0c1d2e3f4a5b" if DEVSTACK else ""
 )

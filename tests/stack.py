@@ -164,6 +164,7 @@ def start_portal(
         "LEGACY_STORES_BASE_URL": stack.legacy.url if stack.legacy else "",
         # MemoryOS likewise: no stack here runs its emulator, and the dashboard would offer it.
         "MEMORYOS_BASE_URL": "",
+        "MEMORY_API_BASE_URL": "",  # and the memory-api, on only where a test starts it
         "PORTAL_LOG_LEVEL": "WARNING",
         "DJANGO_STATIC_ROOT": str(home / f"{name}-static"),
         **(extra_env or {}),

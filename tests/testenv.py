@@ -16,3 +16,6 @@ os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 os.environ.setdefault(
     "DJANGO_STATIC_ROOT", os.path.join(tempfile.gettempdir(), "memory-portal-tests-no-static")
 )
+# The memory-api is on only where a test starts its emulator (and points the settings at
+# it), never at a developer's running devstack.
+os.environ.setdefault("MEMORY_API_BASE_URL", "")

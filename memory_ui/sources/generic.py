@@ -294,6 +294,32 @@ def entry_edit(
     return edited
 
 
+def item_resolve(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, keep: int, version: str
+) -> Item:
+    """Of the versions item `key` holds at once, the `keep`-th stays (written as its text),
+    if the item is still at `version` just before saving. Audited as an edit."""
+    require(backend, Capability.RESOLVE)
+    subject = subject_of(actor)
+    current = audited(
+        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
+    )
+    if version_of(current) != version or not 0 <= keep < len(current.held):
+        changed = ItemChanged(current)
+        audit(actor, backend.source, Action.EDIT, target, error=changed)
+        raise changed
+    text = current.held[keep].text
+    kept = audited(
+        actor,
+        backend,
+        Action.EDIT,
+        target,
+        lambda: backend.replace_item(subject, target, key, text),
+    )
+    audit(actor, backend.source, Action.EDIT, target, before=current.text, after=kept.text)
+    return kept
+
+
 def entries_of(item: Item) -> list[tuple[int, str]]:
     """An item's entries as the pages edit them one at a time: its non-blank lines, with
     their line numbers (1-based)."""

@@ -60,6 +60,9 @@ class Capability(enum.Flag):
     # What an agent is told about a person for one question, and "this is wrong" on one of
     # those items (`preview`, `report`).
     PREVIEW = enum.auto()
+    # An item holding several versions at once (`Item.held`, a conflict): the person keeps
+    # one, written as the item's text (`replace_item`), which leaves that version alone.
+    RESOLVE = enum.auto()
 
 
 # What a read-only target refuses though its source can (`SourceTarget.read_only`).
@@ -69,6 +72,7 @@ CHANGES = (
     | Capability.DELETE_ITEM
     | Capability.RESTORE_ITEM
     | Capability.CLEAR_TARGET
+    | Capability.RESOLVE
 )
 
 
@@ -99,6 +103,16 @@ class SourceTarget:
 
 
 @dataclass(frozen=True)
+class Version:
+    """One version of an item the source keeps beside its text: an earlier one a change
+    replaced (`Item.history`), or one of several held at once (`Item.held`)."""
+
+    text: str
+    created: dt.datetime | None = None
+    replaced: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
 class Item:
     """One item of a target: a CoreAPI entry, a legacy file. `text` None = not loaded."""
 
@@ -108,6 +122,10 @@ class Item:
     text: str | None = None
     version: str | None = None  # for conditional writes, where the source has them
     has_text: bool = True  # False: the source says the item is empty (without loading it)
+    # Earlier versions the source still keeps, oldest first, where its read returns them.
+    history: tuple[Version, ...] = ()
+    # The versions it holds at once where there are several (a conflict: RESOLVE).
+    held: tuple[Version, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -260,6 +278,10 @@ class Source:
     key_name: str = ""
     # What its pages say first, beside "being turned down" where it is.
     notice: str = ""
+    # What a change and a delete do to what the source keeps, where it keeps more than the
+    # item shows (an earlier version, a deleted item): said beside each ("" where nothing).
+    edit_note: str = ""
+    delete_note: str = ""
     # The adapter for one actor: what search, the generic source pages (unless it has a
     # `section` of its own) and the move into the primary source read through.
     backend: Callable[[Actor], MemoryBackend] | None = None

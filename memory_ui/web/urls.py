@@ -135,6 +135,7 @@ urlpatterns = [
     path("memory/sources/<slug:name>/entry", source_changes.entry, name="source_entry"),
     path("memory/sources/<slug:name>/delete", source_changes.delete, name="source_delete"),
     path("memory/sources/<slug:name>/undo", source_changes.undo, name="source_undo"),
+    path("memory/sources/<slug:name>/resolve", source_changes.resolve, name="source_resolve"),
     path("memory/sources/<slug:name>/clear", sources.clear, name="source_clear"),
     path("memory/sources/<slug:name>/export", sources.export, name="source_export"),
     path("memory/sources/<slug:name>/told", told.told, name="source_told"),

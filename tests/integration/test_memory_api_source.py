@@ -28,7 +28,7 @@ from memory_ui.sources.memory_api import backend_for
 from memory_ui.sources.memory_api.adapter import MemoryApiBackend
 from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
 from memory_ui.sources.memory_api.errors import MemoryApiSetupError, SubjectUnavailable
-from memory_ui.sources.protocol import Subject
+from memory_ui.sources.protocol import SourceTarget, Subject
 
 SETTINGS = load_settings()
 ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
@@ -68,6 +68,11 @@ def configured(
     settings.PORTAL_MEMORY_SOURCES = SOURCES.split(",")
     backend_for.cache_clear()
     return tmp_path
+
+
+def own(subject: Subject) -> list[SourceTarget]:
+    """The person's own targets: without the workspace's shared one, which is no one's."""
+    return [t for t in backend().list_targets(subject) if not t.read_only]
 
 
 def backend() -> MemoryApiBackend:
@@ -134,26 +139,42 @@ def test_the_token_file_is_read_again_when_it_rotates(configured, tmp_path: Path
     assert token() == "rotated"
 
 
-def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings) -> None:
-    Path(settings.MEMORY_API_TOKEN_FILE).write_text(
-        service_account_token(ensure_pki(configured), SETTINGS, SETTINGS.accounts["outsider"])
+def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings, caplog) -> None:
+    outsider = service_account_token(
+        ensure_pki(configured), SETTINGS, SETTINGS.accounts["outsider"]
     )
+    Path(settings.MEMORY_API_TOKEN_FILE).write_text(outsider)
 
     with pytest.raises(MemoryApiSetupError) as caught:
         backend().list_targets(ALICE_SUBJECT)
 
     assert "Nothing about you is wrong" in caught.value.message
     assert "not allowed" in caught.value.operator_detail
+    assert "not allow-listed for this memory-api" in caplog.text
+    assert outsider not in caplog.text and "foreign workspace" not in caplog.text
+
+
+def test_a_foreign_workspace_is_a_setup_error_logged_apart(configured, settings, caplog) -> None:
+    settings.MEMORY_API_WORKSPACE_UID = SETTINGS.other_workspace.uid
+    backend_for.cache_clear()
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        backend().list_targets(ALICE_SUBJECT)
+
+    assert "Nothing about you is wrong" in caught.value.message
+    assert "foreign workspace: MEMORY_API_WORKSPACE_UID" in caplog.text
+    assert "not allow-listed" not in caplog.text
+    assert Path(settings.MEMORY_API_TOKEN_FILE).read_text() not in caplog.text
 
 
 # --- the adapter ------------------------------------------------------------------------
 
 
 def test_targets_are_the_persons_memories_per_agent(configured) -> None:
-    targets = backend().list_targets(ALICE_SUBJECT)
+    targets = own(ALICE_SUBJECT)
 
     assert [t.agent for t in targets] == ["benefits-assistant", "it-helpdesk"]
-    assert [t.agent for t in backend().list_targets(BOB_SUBJECT)] == [
+    assert [t.agent for t in own(BOB_SUBJECT)] == [
         "benefits-assistant",
         "it-helpdesk",
     ]
@@ -218,8 +239,10 @@ def test_a_deletion_request_exports_erases_and_reads_back_none_left(configured) 
 
     assert [o.result for o in erasure.outcomes] == ["erased", "erased"]
     assert sum(o.erased for o in erasure.outcomes) == 4
-    assert backend().list_targets(ALICE_SUBJECT) == []
-    assert len(backend().list_targets(BOB_SUBJECT)) == 2
+    assert own(ALICE_SUBJECT) == []
+    assert len(own(BOB_SUBJECT)) == 2
+    # The workspace's shared memory is no one's: still there, and never counted above.
+    assert [t.key for t in backend().list_targets(ALICE_SUBJECT)] == ["shared"]
     events = AuditEvent.objects.filter(source="memory_api", action="erase")
     assert events.count() == 2
     assert {e.subject_upn for e in events} == {"alice@contoso.com"}
@@ -257,4 +280,4 @@ def test_an_agent_changed_since_the_export_is_not_erased(configured) -> None:
     erasure = steps.erase_all(alice, {f.target: f.versions for f in files})
 
     assert [o.result for o in erasure.outcomes] == ["changed", "erased"]
-    assert [t.agent for t in backend().list_targets(ALICE_SUBJECT)] == ["benefits-assistant"]
+    assert [t.agent for t in own(ALICE_SUBJECT)] == ["benefits-assistant"]

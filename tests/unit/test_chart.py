@@ -286,3 +286,53 @@ def test_defaults_fail_with_messages_naming_what_to_set():
         **{"secrets.existingSecret": "", "secrets.values.django-secret-key": "k"},
     )
     assert "secrets.values.database-url is required" in message
+
+
+def test_the_memory_api_gets_a_projected_token_and_its_settings_in_every_pod():
+    objects = render(CONTAINER_APPS)
+    (config,) = of_kind(objects, "ConfigMap")
+    assert config["data"]["MEMORY_API_BASE_URL"].startswith("http://memory-api.")
+    assert config["data"]["MEMORY_API_WORKSPACE_UID"] == "7f3c2a10-5b4d-4e6f-8a9b-0c1d2e3f4a5b"
+    assert config["data"]["MEMORY_API_SUBJECT_RULE"] == "hmac-sha256"
+    assert config["data"]["MEMORY_API_TOKEN_FILE"] == "/var/run/secrets/tokens/memory-api"
+    for kind, pod in pod_templates(objects).items():
+        (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == "memory-api-token"]
+        assert volume["projected"]["sources"] == [
+            {
+                "serviceAccountToken": {
+                    "path": "memory-api",
+                    "audience": "memory-api",
+                    "expirationSeconds": 3600,
+                }
+            }
+        ], kind
+        (container,) = pod["spec"]["containers"]
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        assert mounts["memory-api-token"] == {
+            "name": "memory-api-token",
+            "mountPath": "/var/run/secrets/tokens",
+            "readOnly": True,
+        }
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert env["MEMORY_API_PSEUDONYM_KEY_FILE"] == "/mnt/secrets/memory-api-pseudonym-key"
+
+
+def test_without_the_memory_api_no_token_is_mounted_and_no_setting_is_made():
+    objects = render(AKS)
+    (config,) = of_kind(objects, "ConfigMap")
+    assert not [name for name in config["data"] if name.startswith("MEMORY_API_")]
+    for pod in pod_templates(objects).values():
+        assert "memory-api-token" not in {v["name"] for v in pod["spec"]["volumes"]}
+
+
+def test_a_memory_api_set_up_that_could_not_work_is_refused():
+    on = {"memoryApi.enabled": "true", "memoryApi.baseUrl": "http://m"}
+    message = refused(AKS, **on, **{"memoryApi.workspaceUid": "contoso-agents"})
+    assert "memoryApi.workspaceUid must be the Workspace's UID (a UUID)" in message
+    uid = {"memoryApi.workspaceUid": "7f3c2a10-5b4d-4e6f-8a9b-0c1d2e3f4a5b"}
+    message = refused(AKS, **on, **uid, **{"memoryApi.token.expirationSeconds": "300"})
+    assert "expirationSeconds must be at least 600" in message
+    message = refused(AKS, **on, **uid, **{"memoryApi.subjectRule": "hmac-sha256"})
+    assert "needs secrets.files.MEMORY_API_PSEUDONYM_KEY" in message
+    message = refused(AKS, **{"memoryApi.enabled": "true"}, **uid)
+    assert "memoryApi.baseUrl is required" in message

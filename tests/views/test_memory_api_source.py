@@ -1,7 +1,9 @@
 """The workspace memory-api through the registry and the generic source pages, against the
 memory-api emulator (the source is configured by settings alone, as an operator would):
-alice's dashboard section, her agent's page, search, a correction (PATCH) and a soft delete
-that offers no Undo."""
+alice's dashboard section, her agent's page, search, a correction (PATCH) with the earlier
+version kept as history and a version check, her conflict resolved, a soft delete that says
+so and offers no Undo, the workspace's shared rows read only, and support's deletion request
+with its read-back, also where the read-back finds memories left."""
 
 from __future__ import annotations
 
@@ -10,16 +12,25 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import requests
 from django.test import Client
 from django.urls import reverse
 
 from devstack import memory_api as emulator_module
-from devstack.memory_api.identity import load_settings, write_projected_token, write_pseudonym_key
+from devstack.memory_api.identity import (
+    load_settings,
+    service_account_token,
+    subject_proof,
+    write_projected_token,
+    write_pseudonym_key,
+)
 from devstack.pki import ensure_pki
 from memory_ui.models import AuditEvent
 from memory_ui.sources import registry
 from memory_ui.sources.memory_api import backend_for
-from tests.pages import forms
+from memory_ui.sources.memory_api.adapter import CORE, DELETE_NOTE, EDIT_NOTE, SHARED_READ_ONLY
+from memory_ui.sources.memory_api.directory import Directory
+from tests.pages import forms, table_rows
 from tests.views import conftest as views
 from tests.views.helpers import body, page_text
 
@@ -27,10 +38,17 @@ SETTINGS = load_settings()
 HELPDESK = "it-helpdesk"
 LAPTOP = "0a1ce001-0000-4000-8000-000000000003"
 LAPTOP_TEXT = "Laptop: ThinkPad X1 Carbon, Windows 11, asset tag CT-48213."
+VPN = "0a1ce001-0000-4000-8000-000000000004"
+VPN_OLD, VPN_NEW = (
+    "Uses the Contoso VPN client 5.2 (IKEv2).",
+    "Uses the Contoso VPN client 6.0 (WireGuard).",
+)
+ALICE_OID = "a11ce000-0000-4000-8000-000000000001"
+TITLE = "Workspace memory"
 
 
 @pytest.fixture
-def memory_api(settings, fake, tmp_path: Path) -> Iterator[None]:
+def memory_api(settings, fake, tmp_path: Path) -> Iterator[str]:
     server = emulator_module.start(home=tmp_path)
     pki = ensure_pki(tmp_path)
     settings.MEMORY_API_BASE_URL = server.url
@@ -40,7 +58,7 @@ def memory_api(settings, fake, tmp_path: Path) -> Iterator[None]:
     settings.MEMORY_API_PSEUDONYM_KEY_FILE = str(write_pseudonym_key(tmp_path, SETTINGS))
     settings.PORTAL_MEMORY_SOURCES = ["memory_ui.sources.coreapi", "memory_ui.sources.memory_api"]
     backend_for.cache_clear()
-    yield
+    yield server.url
     server.stop()
     backend_for.cache_clear()
 
@@ -50,7 +68,7 @@ def alice(memory_api, monkeypatch: pytest.MonkeyPatch) -> Client:
     """Alice signed in with her directory object id (the demo data's pseudonyms are made
     from it), not the id the other view tests derive from her UPN."""
     derived = views.identity_for
-    oid = "a11ce000-0000-4000-8000-000000000001"
+    oid = ALICE_OID
     monkeypatch.setattr(
         views, "identity_for", lambda upn, roles=(): replace(derived(upn, roles), oid=oid)
     )
@@ -99,3 +117,204 @@ def test_a_delete_offers_no_undo(alice: Client) -> None:
     assert deleted.status_code == 302
     page = body(alice.get(deleted["Location"]))
     assert LAPTOP_TEXT not in page and ">Undo</button>" not in page
+
+
+def test_a_correction_says_the_earlier_version_stays_and_shows_it_as_history(
+    alice: Client,
+) -> None:
+    editor = alice.get(url("source_edit", item=LAPTOP))
+    assert EDIT_NOTE in page_text(editor)
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/memory_api/edit"))
+    alice.post(form.action, {**form.fields, "text": "Laptop: Surface Laptop 6."})
+
+    item = page_text(alice.get(url("source_item", item=LAPTOP)))
+
+    assert "Earlier versions Workspace memory keeps" in item
+    assert LAPTOP_TEXT in item and "Laptop: Surface Laptop 6." in item
+
+
+def test_a_correction_over_a_change_made_meanwhile_is_refused_and_shows_it(
+    alice: Client, memory_api: str, tmp_path: Path
+) -> None:
+    editor = alice.get(url("source_edit", item=LAPTOP))
+    form = next(f for f in forms(body(editor)) if f.action.endswith("/memory_api/edit"))
+    _as_runtime(memory_api, tmp_path, "alice@contoso.com", "laptop", "Laptop: MacBook Air.")
+
+    refused = alice.post(form.action, {**form.fields, "text": "Laptop: Surface Laptop 6."})
+
+    assert refused.status_code == 409
+    assert "As it is now" in page_text(refused) and "Laptop: Surface Laptop 6." in body(refused)
+
+
+def test_her_conflict_shows_both_versions_and_she_keeps_one(alice: Client) -> None:
+    page = alice.get(url("source_item", item=VPN))
+    text = page_text(page)
+    assert "Two versions of this are held" in text and VPN_OLD in text and VPN_NEW in text
+    keep = [f for f in forms(body(page)) if f.action.endswith("/memory_api/resolve")]
+    assert [f.fields["keep"] for f in keep] == ["0", "1"]
+
+    kept = alice.post(keep[1].action, keep[1].fields)
+
+    assert kept.status_code == 302
+    after = page_text(alice.get(url("source_item", item=VPN)))
+    assert "versions of this are held" not in after
+    assert VPN_NEW in after and "Earlier versions" in after
+    assert AuditEvent.objects.filter(source="memory_api", action=AuditEvent.Action.EDIT).exists()
+    # Her page shows the choice she made: a second post from the old page changes nothing.
+    assert alice.post(keep[0].action, keep[0].fields).status_code == 302
+    assert f"{VPN_NEW}" in page_text(alice.get(url("source_item", item=VPN)))
+
+
+def test_delete_says_it_is_a_soft_delete(alice: Client) -> None:
+    item = page_text(alice.get(url("source_item", item=LAPTOP)))
+    assert DELETE_NOTE in item
+
+
+def test_the_workspaces_shared_memory_is_shown_read_only(alice: Client) -> None:
+    section = page_text(
+        alice.get(reverse("source_section", args=["memory_api"]), headers={"HX-Request": "true"})
+    )
+    assert "Shared across the workspace" in section
+    shared = alice.get(url("source_target", target="shared"))
+    text = page_text(shared)
+    assert "vpn.contoso.com" in text and SHARED_READ_ONLY in text
+    assert "/memory_api/delete" not in body(shared) and "/memory_api/edit" not in body(shared)
+
+    refused = alice.post(
+        reverse("source_delete", args=["memory_api"]),
+        {"target": "shared", "item": "0a9e0001-0000-4000-8000-000000000001"},
+    )
+    assert refused.status_code == 403
+    shared_item = {"target": "shared", "item": "0a9e0001-0000-4000-8000-000000000001"}
+    resolve = reverse("source_resolve", args=["memory_api"])
+    assert alice.post(resolve, {**shared_item, "version": "v", "keep": "0"}).status_code == 403
+
+
+def test_on_enterprise_the_shared_memory_holds_the_institutional_too(alice: Client) -> None:
+    shared = page_text(alice.get(url("source_target", target="shared")))
+    assert "Economy class for flights" in shared and CORE not in shared
+
+
+def test_on_core_enterprise_memory_is_one_sentence_never_a_refusal(
+    alice: Client, settings, tmp_path: Path
+) -> None:
+    core = emulator_module.start(home=tmp_path, edition="core")
+    settings.MEMORY_API_BASE_URL = core.url
+    backend_for.cache_clear()
+    try:
+        section = page_text(
+            alice.get(
+                reverse("source_section", args=["memory_api"]), headers={"HX-Request": "true"}
+            )
+        )
+        shared = alice.get(url("source_target", target="shared"))
+    finally:
+        core.stop()
+
+    assert CORE in section
+    assert shared.status_code == 200
+    text = page_text(shared)
+    assert CORE in text and "vpn.contoso.com" in text
+    assert "Economy class for flights" not in text
+    assert "enterprise_required" not in text and "forbidden" not in text.lower()
+
+
+# --- support's deletion request ---------------------------------------------------------
+
+
+@pytest.fixture
+def carol(memory_api, carol: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
+    """Carol, whose look-up of alice's object id Graph would answer (the integration tests
+    run it against the devstack IdP)."""
+    known = {
+        "alice@contoso.com": ALICE_OID,
+        "bob@contoso.com": "b0b00000-0000-4000-8000-000000000002",
+    }
+    monkeypatch.setattr(Directory, "object_id", lambda self, upn: known[upn])
+    return carol
+
+
+def _as_runtime(base_url: str, home: Path, upn: str, about: str, content: str) -> None:
+    """An agent writing through the memory-api as the workspace's runtime, with the
+    person's conversation proof: what a live agent does while the portal works."""
+    pki, user = ensure_pki(home), SETTINGS.virtual_user_id(upn)
+    response = requests.post(
+        f"{base_url}/api/v1/memories",
+        json={
+            "workspace_id": SETTINGS.workspace.uid,
+            "scope": {"virtual_user_id": user, "agent": HELPDESK},
+            "type": "fact",
+            "about": about,
+            "content": content,
+        },
+        headers={
+            "Authorization": f"Bearer {service_account_token(pki, SETTINGS, SETTINGS.accounts['runtime'])}",
+            "X-Omnia-Subject-Proof": subject_proof(pki, SETTINGS, user),
+        },
+        timeout=10,
+    )
+    assert response.status_code in (200, 201), response.text
+
+
+def _memory_api_rows(html: str) -> list[list[str]]:
+    return [row for row in table_rows(html) if row and row[0] == TITLE]
+
+
+def test_support_deletion_request_lists_it_then_erases_with_a_read_back(carol: Client) -> None:
+    from tests.views.test_support import clear, export, start
+
+    request_url = start(carol)
+    before = _memory_api_rows(body(carol.get(request_url)))
+    assert [row[1:3] for row in before] == [
+        ["What benefits-assistant remembers", "to erase"],
+        ["What it-helpdesk remembers", "to erase"],
+    ]
+    archive = export(carol, request_url)
+    assert [n for n in archive.namelist() if n.startswith("memory_api/")] == [
+        "memory_api/benefits-assistant.md",
+        "memory_api/it-helpdesk.md",
+    ]
+
+    after = _memory_api_rows(body(carol.get(clear(carol, request_url)["Location"])))
+
+    assert [row[1:3] for row in after] == [
+        ["What benefits-assistant remembers", "erased"],
+        ["What it-helpdesk remembers", "erased"],
+    ]
+    assert all("0 left when read back" in row[-1] for row in after)
+
+
+def test_a_read_back_that_finds_memories_left_says_partly(
+    carol: Client, memory_api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent writes about alice between the erasure and its read-back: the row says
+    what was left, never "erased" (fails if the read-back is not made)."""
+    from memory_ui.sources.memory_api.client import MemoryApiClient
+    from tests.views.test_support import clear, export, start
+
+    erase = MemoryApiClient.erase
+
+    def erase_then_an_agent_writes(self, user: str, agent: str | None = None) -> int:
+        erased = erase(self, user, agent)
+        if agent == HELPDESK:
+            _as_runtime(memory_api, tmp_path, "alice@contoso.com", "monitor", "Uses two monitors.")
+        return erased
+
+    monkeypatch.setattr(MemoryApiClient, "erase", erase_then_an_agent_writes)
+    request_url = start(carol)
+    export(carol, request_url)
+
+    after = _memory_api_rows(body(carol.get(clear(carol, request_url)["Location"])))
+
+    assert [row[1:3] for row in after] == [
+        ["What benefits-assistant remembers", "erased"],
+        ["What it-helpdesk remembers", "partly"],
+    ]
+    assert "1 left when read back" in after[1][-1]
+
+
+def test_an_agent_named_in_the_url_only_narrows_her_own_memories(alice: Client) -> None:
+    """The target is not looked up with a call (the page's one call is its list): another
+    agent's name shows none of hers, and never anyone else's."""
+    page = page_text(alice.get(url("source_target", target="travel-planner")))
+    assert "ThinkPad" not in page and "step-by-step" not in page and "HMO" not in page

@@ -1,7 +1,7 @@
 """The workspace memory-api (seed 001; docs/memory-api.md) as a memory source: the adapter
 (`adapter.py`) over one client (`client.py`), configured from settings (`config.py`), the
 generic source pages, and its own erasure steps (`steps.py`). Off unless
-MEMORY_API_BASE_URL is set; not in the default PORTAL_MEMORY_SOURCES yet."""
+MEMORY_API_BASE_URL is set (the default PORTAL_MEMORY_SOURCES names it)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,14 @@ def _graph_token() -> str:
 def source() -> Source | None:
     from django.conf import settings
 
-    from memory_ui.sources.memory_api.adapter import CAPABILITIES, MISSING, NAME, TITLE
+    from memory_ui.sources.memory_api.adapter import (
+        CAPABILITIES,
+        DELETE_NOTE,
+        EDIT_NOTE,
+        MISSING,
+        NAME,
+        TITLE,
+    )
     from memory_ui.sources.memory_api.config import SubjectRule, workspace_uid
     from memory_ui.sources.memory_api.steps import MemoryApiSteps
 
@@ -99,4 +106,6 @@ def source() -> Source | None:
         backend=backend,
         items=("memory", "memories"),
         others_note=OTHERS,
+        edit_note=EDIT_NOTE,
+        delete_note=DELETE_NOTE,
     )

@@ -1,12 +1,16 @@
 """The workspace memory-api as a `MemoryBackend`: a person's memories grouped by agent
-(one target per agent), items are memories by id, edit is a supersede (PATCH), delete a
-soft delete (the service keeps the row: no Undo, and not an erasure), clear and erase the
-DSAR route."""
+(one target per agent), items are memories by id, edit is a supersede (PATCH: the service
+keeps the earlier observation, shown as the item's history), a conflict (several active
+observations) resolved by the PATCH of the one kept (M8), delete a soft delete (the service
+keeps the row: no Undo, and not an erasure), clear and erase the DSAR route. The workspace's
+shared memories (`include_shared`) are one more target, read only, which no export or
+erasure of the person's covers."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 from memory_ui.sources.memory_api.client import MemoryApiClient
@@ -23,14 +27,34 @@ from memory_ui.sources.protocol import (
     SourceTarget,
     Subject,
     Unsupported,
+    Version,
 )
 
 NAME = "memory_api"
 TITLE = "Workspace memory"
 NO_AGENT = "-"  # the target of memories no agent is named on
+SHARED = "shared"  # the target of the workspace's shared memories (not a person's tier)
+SHARED_READ_ONLY = (
+    "Shared by agents with everyone in the workspace, not kept about you alone: shown here, "
+    "not changed, and not in your export or erasure."
+)
+CORE = (
+    "Institutional memory (what the workspace's documents teach its agents) comes with the "
+    "memory service's Enterprise edition; this workspace runs Core, so only what agents "
+    "share is shown."
+)
+EDIT_NOTE = (
+    "A correction becomes the version agents use; the earlier one stays with the workspace "
+    "memory service, marked as replaced (shown under Earlier versions)."
+)
+DELETE_NOTE = (
+    "Deleting hides this memory from agents; the workspace memory service still keeps it "
+    "(a soft delete), so it is not erased. A deletion request through support erases it."
+)
 CAPABILITIES = (
     Capability.LIST
     | Capability.SEARCH
+    | Capability.RESOLVE
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
     | Capability.CLEAR_TARGET
@@ -56,6 +80,19 @@ def _target(agent: str | None) -> SourceTarget:
     return SourceTarget(NAME, key, title, "Kept by the workspace's memory service.", agent)
 
 
+SHARED_TARGET = SourceTarget(
+    NAME,
+    SHARED,
+    "Shared across the workspace",
+    "What agents share with everyone in the workspace.",
+    read_only=SHARED_READ_ONLY,
+)
+
+
+def _mine(memory: dict[str, Any]) -> bool:
+    return memory["tier"] == "user"
+
+
 def _when(value: str | None) -> dt.datetime | None:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
@@ -73,6 +110,17 @@ def item_of(memory: dict[str, Any]) -> Item:
         text=memory["content"],
         version=version,
         has_text=bool(memory["content"]),
+        # A listed memory carries its active observations only; a read, every one (M4).
+        history=tuple(_version(o) for o in memory["observations"] if o["status"] == "superseded"),
+        held=tuple(_version(o) for o in active) if len(active) > 1 else (),
+    )
+
+
+def _version(observation: dict[str, Any]) -> Version:
+    return Version(
+        observation["content"],
+        _when(observation["created_at"]),
+        _when(observation.get("superseded_at")),
     )
 
 
@@ -86,6 +134,14 @@ class MemoryApiBackend:
         self.client = client
         self.rule = rule
         self.directory = directory
+        self._enterprise: bool | None = None  # asked once: an edition does not change
+
+    def _shared(self, user: str) -> SourceTarget:
+        """The shared target; on Core it says in one sentence what Enterprise would add,
+        rather than showing a refusal."""
+        if self._enterprise is None:
+            self._enterprise = self.client.enterprise(user)
+        return SHARED_TARGET if self._enterprise else replace(SHARED_TARGET, description=CORE)
 
     def missing_reason(self, capability: Capability) -> str:
         return MISSING.get(capability, f"This is not possible in {TITLE}.")
@@ -98,17 +154,40 @@ class MemoryApiBackend:
         return self.rule.virtual_user_id(subject)
 
     def list_targets(self, subject: Subject) -> list[SourceTarget]:
-        agents = {m["agent"] for m in self.client.all_memories(self.user(subject))}
-        return [_target(a) for a in sorted(agents, key=lambda a: a or "")]
+        """The person's agents, then the shared target where the workspace shares any."""
+        user = self.user(subject)
+        found = self.client.all_memories(user, shared=True)
+        agents = {m["agent"] for m in found if _mine(m)}
+        shared = [self._shared(user)] if any(not _mine(m) for m in found) else []
+        return [_target(a) for a in sorted(agents, key=lambda a: a or "")] + shared
+
+    def find_target(self, subject: Subject, key: str) -> SourceTarget:
+        """The target a page names, without a call: every read is scoped to the subject's
+        own virtual_user_id (and the shared rows to the workspace), so a key from a URL can
+        only narrow what the person may see by agent, never reach anyone else's; an agent
+        with nothing of theirs is an empty page. Saves the page a listing call."""
+        if key == SHARED:
+            return self._shared(self.user(subject))
+        return _target(None if key == NO_AGENT else key)
 
     def read_page(
         self, subject: Subject, target: SourceTarget, cursor: str | None = None
     ) -> ItemsPage:
+        if target.key == SHARED:
+            found, next_cursor = self.client.memories(self.user(subject), None, cursor, shared=True)
+            rows = [m for m in found if not _mine(m)]
+            return ItemsPage(target, tuple(item_of(m) for m in rows), next_cursor)
         found, next_cursor = self.client.memories(self.user(subject), target.agent, cursor)
         mine = [m for m in found if m["agent"] == target.agent]
         return ItemsPage(target, tuple(item_of(m) for m in mine), next_cursor)
 
     def read_item(self, subject: Subject, target: SourceTarget, key: str) -> Item:
+        if target.key == SHARED:
+            # A shared row is no one's: read from the list that shows it, not by a user.
+            for memory in self.client.all_memories(self.user(subject), shared=True):
+                if memory["id"] == key and not _mine(memory):
+                    return item_of(memory)
+            raise MemoryApiNotFound("That memory is no longer there.", status=404)
         return item_of(self._memory(subject, target, key))
 
     def _memory(self, subject: Subject, target: SourceTarget, key: str) -> dict[str, Any]:
@@ -161,7 +240,7 @@ class MemoryApiBackend:
 
     def erase_subject(self, subject: Subject) -> Erasure:
         user = self.user(subject)
-        targets = self.list_targets(subject)
+        targets = [t for t in self.list_targets(subject) if not t.read_only]
         self.client.erase(user)
         left = self.client.export(user)["memories"]
         return Erasure(
@@ -178,7 +257,11 @@ class MemoryApiBackend:
     def export(self, subject: Subject, target: SourceTarget) -> str:
         """The agent's memories of the person as markdown: every observation the service
         keeps, superseded and soft-deleted ones included, since they are still held."""
-        exported = self.client.export(self.user(subject), target.agent)["memories"]
+        if target.key == SHARED:
+            exported = list(self.client.all_memories(self.user(subject), shared=True))
+            exported = [m for m in exported if not _mine(m)]
+        else:
+            exported = self.client.export(self.user(subject), target.agent)["memories"]
         lines = [f"# {target.title}", ""]
         for memory in exported:
             lines.append(f"## {memory['type']}: {memory['about'] or memory['id']}")

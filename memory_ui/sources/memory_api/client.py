@@ -62,25 +62,45 @@ class MemoryApiClient:
     # --- calls ------------------------------------------------------------------------
 
     def memories(
-        self, user: str, agent: str | None = None, cursor: str | None = None
+        self,
+        user: str,
+        agent: str | None = None,
+        cursor: str | None = None,
+        *,
+        shared: bool = False,
     ) -> tuple[list[dict[str, Any]], str | None]:
-        params = {"virtual_user_id": user, "limit": PAGE_SIZE}
+        """A page of the person's memories; `shared` adds the workspace's shared ones
+        (`include_shared`: agent and, on Enterprise, institutional memory)."""
+        params: dict[str, Any] = {"virtual_user_id": user, "limit": PAGE_SIZE}
         if agent is not None:
             params["agent"] = agent
         if cursor:
             params["cursor"] = cursor
+        if shared:
+            params["include_shared"] = "true"
         body = self._call("GET", "/memories", params)
         return body["memories"], body.get("next_cursor")
 
-    def all_memories(self, user: str, agent: str | None = None) -> list[dict[str, Any]]:
-        found, cursor = self.memories(user, agent)
+    def all_memories(
+        self, user: str, agent: str | None = None, *, shared: bool = False
+    ) -> list[dict[str, Any]]:
+        found, cursor = self.memories(user, agent, shared=shared)
         while cursor:
-            more, cursor = self.memories(user, agent, cursor)
+            more, cursor = self.memories(user, agent, cursor, shared=shared)
             found += more
         return found
 
     def memory(self, memory_id: str, user: str) -> dict[str, Any]:
         return self._call("GET", f"/memories/{memory_id}", {"virtual_user_id": user})
+
+    def enterprise(self, user: str) -> bool:
+        """Whether this memory-api is the Enterprise edition: the cheapest Enterprise route,
+        one event of the person's audit log, answers `enterprise_required` on Core (M12)."""
+        try:
+            self._call("GET", "/audit/memories", {"virtual_user_id": user, "limit": 1})
+        except MemoryApiEditionLimit:
+            return False
+        return True
 
     def search(self, user: str, query: str) -> list[dict[str, Any]]:
         params = {"virtual_user_id": user, "q": query, "limit": 100}
@@ -167,9 +187,15 @@ def _error(method: str, path: str, response: requests.Response) -> MemoryApiErro
             "This workspace runs the Core edition, which does not offer this.", status=status
         )
     if status in (401, 403, 500):
-        # Set-up errors: for operators, with the service's words (no token, no content).
+        # Set-up errors, each named for operators, with the service's words (never a token
+        # or memory content): none is the person's fault.
         logger.warning(
-            "memory-api refused the portal's call: %s %s -> %s %s", method, path, status, detail
+            "memory-api refused the portal's call (%s): %s %s -> %s %s",
+            _setup_error(status, detail),
+            method,
+            path,
+            status,
+            detail,
         )
         return MemoryApiSetupError(detail, status=status)
     if status == 404:
@@ -181,3 +207,14 @@ def _error(method: str, path: str, response: requests.Response) -> MemoryApiErro
     return MemoryApiUnavailable(
         "The workspace memory failed to answer, try again later.", status=status
     )
+
+
+def _setup_error(status: int, detail: str) -> str:
+    """Which set-up error a refusal is, for the operators' log (docs/memory-api.md, Errors)."""
+    if status == 401:
+        return "its ServiceAccount token was not accepted"
+    if status == 500:
+        return "the service failed; a workspace name where MEMORY_API_WORKSPACE_UID belongs?"
+    if detail.startswith("workspace "):
+        return "foreign workspace: MEMORY_API_WORKSPACE_UID is not this memory-api's"
+    return "the portal's ServiceAccount is not allow-listed for this memory-api"

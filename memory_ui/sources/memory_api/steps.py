@@ -35,6 +35,12 @@ def _items(backend: MemoryApiBackend, subject: Subject, target: SourceTarget) ->
             return items
 
 
+def _persons(backend: MemoryApiBackend, subject: Subject) -> list[SourceTarget]:
+    """The person's own targets: the workspace's shared one (read only) is never in their
+    export, erasure or its counts."""
+    return [t for t in backend.list_targets(subject) if not t.read_only]
+
+
 class MemoryApiSteps:
     def __init__(self, make: Callable[[Actor], MemoryApiBackend]) -> None:
         self._make = make
@@ -44,14 +50,14 @@ class MemoryApiSteps:
         return Erasure(
             tuple(
                 Outcome(t, t.key, "to erase", total=len(_items(backend, subject, t)))
-                for t in backend.list_targets(subject)
+                for t in _persons(backend, subject)
             )
         )
 
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         backend, subject = self._make(actor), subject_of(actor)
         files = []
-        for target in backend.list_targets(subject):
+        for target in _persons(backend, subject):
             versions = {i.key: i.version or "" for i in _items(backend, subject, target)}
             text = target_export(actor, backend, target)
             files.append(ExportedFile(f"{target.key}.md", text, target.key, versions))
@@ -63,7 +69,7 @@ class MemoryApiSteps:
             audit(actor, NAME, Action.ERASE, None, error=SourceError(NOT_EXPORTED, status=409))
             return Erasure((Outcome(None, NAME, "not possible", NOT_EXPORTED),))
         rows = []
-        for target in backend.list_targets(subject):
+        for target in _persons(backend, subject):
             try:
                 rows.append(self._erase(actor, backend, subject, target, exported))
             except SourceError as exc:  # this agent only: the others are still erased

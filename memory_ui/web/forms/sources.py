@@ -46,6 +46,14 @@ class SourceChangeForm(SourceItemForm):
         return self.cleaned_data.get("action") == "preview"
 
 
+class SourceResolveForm(SourceItemForm):
+    """Which of the versions an item holds at once stays (`keep`, its place in the list),
+    from the item's `version` when its page showed them."""
+
+    version = forms.CharField(max_length=MAX_KEY)
+    keep = forms.IntegerField(min_value=0)
+
+
 class SourceEditForm(SourceChangeForm):
     text = forms.CharField(
         label="Text", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 12})

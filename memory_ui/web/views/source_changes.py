@@ -1,6 +1,7 @@
 """Changing items through the generic source pages: the whole item, or one entry (one line)
 of it, each previewed as differences before it is saved and saved only if the item is still
-as its editor opened it; delete with Undo where the source restores.
+as its editor opened it; delete with Undo where the source restores; of the versions an
+item holds at once (a conflict), the one the person keeps.
 
 Every action is offered and accepted only where the source declares its capability and the
 target lets the portal change it (`source_pages.source_action`: a post for a capability the
@@ -27,6 +28,7 @@ from memory_ui.web.forms.sources import (
     SourceEntryForm,
     SourceItemForm,
     SourceLineForm,
+    SourceResolveForm,
     SourceUndoForm,
 )
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to
@@ -194,6 +196,34 @@ def delete(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         token = item_undo_remember(request.session, place.undo_place, deleted)
     messages.success(request, f"Deleted {deleted.key}.")
     return redirect_to(request, place.url(undo=token) if token else place.url())
+
+
+@require_POST
+@source_action(Capability.RESOLVE)
+def resolve(request: HtmxHttpRequest, place: Place) -> HttpResponse:
+    """The version the person keeps of those the item holds at once; refused (nothing
+    written) where the item changed since its page showed them."""
+    assert place.target is not None
+    form = SourceResolveForm(request.POST)
+    if not form.is_valid():
+        raise Http404("No such item.")
+    data = form.cleaned_data
+    try:
+        generic.item_resolve(
+            user_actor(request),
+            place.backend,
+            place.target,
+            data["item"],
+            data["keep"],
+            data["version"],
+        )
+    except generic.ItemChanged:
+        messages.error(request, "Nothing was kept: it changed meanwhile. Choose again.")
+    except SourceError as exc:
+        return failed(request, place.source, exc)
+    else:
+        messages.success(request, "Kept the version you chose; the other is no longer held.")
+    return redirect_to(request, place.item_url(data["item"]))
 
 
 @require_POST

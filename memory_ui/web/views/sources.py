@@ -104,6 +104,12 @@ def item(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     if not form.is_valid():
         raise Http404("No such item.")
     context: dict[str, Any] = {"place": place, "offered": place.offered, "error": None}
+    # Where the item holds several versions: keeping one, or why it cannot be done here.
+    resolve = place.allows(Capability.RESOLVE)
+    context |= {
+        "resolve": resolve,
+        "no_resolve": "" if resolve else place.refusal(Capability.RESOLVE),
+    }
     status = 200
     try:
         found = generic.item_read(

@@ -102,6 +102,20 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- end }}
 {{- end }}
 {{- end }}
+{{- with .Values.memoryApi }}{{ if .enabled }}
+{{- if not .baseUrl }}
+{{- fail "memoryApi.baseUrl is required when memoryApi.enabled" }}
+{{- end }}
+{{- if not (regexMatch "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$" (toString .workspaceUid)) }}
+{{- fail "memoryApi.workspaceUid must be the Workspace's UID (a UUID): the memory-api answers 500 to a workspace name" }}
+{{- end }}
+{{- if lt (int .token.expirationSeconds) 600 }}
+{{- fail "memoryApi.token.expirationSeconds must be at least 600 (Kubernetes' minimum)" }}
+{{- end }}
+{{- if and (eq .subjectRule "hmac-sha256") (not (hasKey $.Values.secrets.files "MEMORY_API_PSEUDONYM_KEY")) }}
+{{- fail "memoryApi.subjectRule hmac-sha256 needs secrets.files.MEMORY_API_PSEUDONYM_KEY (the pseudonym key)" }}
+{{- end }}
+{{- end }}{{ end }}
 {{- with .Values.autoscaling }}
 {{- if and .enabled (or (lt (int .minReplicas) 1) (gt (int .minReplicas) (int .maxReplicas))) }}
 {{- fail "autoscaling: minReplicas must be at least 1 and at most maxReplicas" }}
@@ -159,6 +173,17 @@ volumes:
     secret:
       secretName: {{ include "memory-portal.secretName" . }}
     {{- end }}
+  {{- if .Values.memoryApi.enabled }}
+  # The memory-api's credential: a ServiceAccount token for its audience, renewed by the
+  # kubelet (at 80% of its life) and re-read by the portal when the file changes.
+  - name: memory-api-token
+    projected:
+      sources:
+        - serviceAccountToken:
+            path: memory-api
+            audience: {{ .Values.memoryApi.token.audience }}
+            expirationSeconds: {{ .Values.memoryApi.token.expirationSeconds }}
+  {{- end }}
 {{- with .Values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -194,4 +219,9 @@ volumeMounts:
   - name: secrets
     mountPath: /mnt/secrets
     readOnly: true
+  {{- if .Values.memoryApi.enabled }}
+  - name: memory-api-token
+    mountPath: /var/run/secrets/tokens
+    readOnly: true
+  {{- end }}
 {{- end }}
