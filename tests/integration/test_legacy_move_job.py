@@ -72,6 +72,7 @@ def _counted(shard: str, state: str) -> float:
 def test_two_shards_of_one_list_share_nobody_and_cover_everyone(legacy, users: Path) -> None:
     _move(users, "--shard", "0/2")
     first = set(JobProgress.objects.values_list("upn", flat=True))
+    assert first and set(PEOPLE) - first  # each shard has someone to take
     _move(users, "--shard", "1/2")
     rows = JobProgress.objects.all()
 
