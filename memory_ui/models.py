@@ -213,3 +213,34 @@ class DeletedHash(models.Model):
 
     def __str__(self) -> str:
         return f"{self.deleted_at:%Y-%m-%d} {self.source} {self.upn}"
+
+
+class JobProgress(models.Model):
+    """Where a tenant-wide job (`manage.py move_legacy_memory`, one shard per pod of a
+    Kubernetes Indexed Job) stands with one person: a pod that restarts, or a second run of
+    the same job, passes over the people already done. Counts and an error's class only,
+    never memory content."""
+
+    class State(models.TextChoices):
+        DONE = "done", "Done"  # something moved, all of it verified
+        SKIPPED = "skipped", "Skipped"  # nothing to move: no items, or all already there
+        FAILED = "failed", "Failed"  # some item not done; the next run tries them again
+
+    job = models.CharField(max_length=64)  # the command's name for the run: its list's digest
+    upn = models.CharField(max_length=320)
+    shard = models.CharField(max_length=23)  # "I/N"
+    state = models.CharField(max_length=8, choices=State.choices)
+    items = models.PositiveIntegerField(default=0)
+    moved = models.PositiveIntegerField(default=0)
+    already_there = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=80, blank=True)  # the failure's class, or a result
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=("job", "upn"), name="one_row_per_person"),)
+
+    def __str__(self) -> str:
+        return f"{self.job[:12]} {self.upn} {self.state}"

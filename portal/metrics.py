@@ -5,15 +5,19 @@ holds agent names and UPNs), the method, the status or its failure's exception n
 CoreAPI's endpoint below the instance. Exposed at /metrics, any Host, only with
 `Authorization: Bearer $PORTAL_METRICS_TOKEN`; without that variable /metrics is 404.
 Under gunicorn, PROMETHEUS_MULTIPROC_DIR (deploy/gunicorn.conf.py sets it) lets every
-worker's numbers add up in one scrape.
+worker's numbers add up in one scrape. A command that runs on its own (a shard of a
+tenant-wide job, `manage.py move_legacy_memory --metrics-port`) serves the same exposition,
+behind the same token, from a thread of its own (`serve_command_metrics`).
 """
 
 from __future__ import annotations
 
 import hmac
 import os
+import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -48,6 +52,13 @@ COREAPI_SECONDS = Histogram(
     "CoreAPI HTTP exchanges (each retry counts), by endpoint, method and outcome.",
     ["endpoint", "method", "outcome"],
     buckets=(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+# Labels: the job's command, its shard ("I/N": at most N values) and the person's outcome.
+JOB_PEOPLE = Counter(
+    "portal_job_people_total",
+    "People a tenant-wide job's shard finished, by job, shard and state (done: moved and "
+    "verified; skipped: nothing to move, or done by an earlier run; failed: retried next run).",
+    ["job", "shard", "state"],
 )
 
 # CoreAPI's endpoints below /instances/{id}; anything else is counted as "other".
@@ -88,13 +99,50 @@ def exposition() -> bytes:
     return generate_latest(PROCESS_REGISTRY)
 
 
-def _scrape_allowed(request: HttpRequest) -> bool | None:
-    """None: metrics are off; otherwise whether the request carries the token."""
+def _token_allowed(authorization: str) -> bool | None:
+    """None: metrics are off; otherwise whether the Authorization header carries the token."""
     token = settings.PORTAL_METRICS_TOKEN
     if not token:
         return None
-    offered = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    offered = authorization.removeprefix("Bearer ").strip()
     return hmac.compare_digest(offered.encode(), token.encode())
+
+
+def _scrape_allowed(request: HttpRequest) -> bool | None:
+    return _token_allowed(request.headers.get("Authorization", ""))
+
+
+class _CommandMetrics(BaseHTTPRequestHandler):
+    """/metrics of a command, answered as the portal's middleware answers it."""
+
+    def do_GET(self) -> None:
+        allowed = _token_allowed(self.headers.get("Authorization", ""))
+        if self.path != METRICS_PATH or allowed is None:
+            self.send_response(404)
+            self.end_headers()
+            return
+        if not allowed:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", "Bearer")
+            self.end_headers()
+            return
+        body = exposition()
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """No access line per scrape on the command's log."""
+
+
+def serve_command_metrics(port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:  # noqa: S104
+    """/metrics on `port` for as long as the command runs (a daemon thread), for a
+    Prometheus that scrapes the job's pods (docs/operations.md, Moving a whole tenant)."""
+    server = ThreadingHTTPServer((host, port), _CommandMetrics)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    return server
 
 
 def metrics(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable:

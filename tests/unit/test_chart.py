@@ -336,3 +336,101 @@ def test_a_memory_api_set_up_that_could_not_work_is_refused():
     assert "needs secrets.files.MEMORY_API_PSEUDONYM_KEY" in message
     message = refused(AKS, **{"memoryApi.enabled": "true"}, **uid)
     assert "memoryApi.baseUrl is required" in message
+
+
+MOVE = {
+    "legacyMove.enabled": "true",
+    "legacyMove.store": "main.agents.it_helpdesk_memory",
+    "legacyMove.usersVolume.configMap.name": "memory-portal-people",
+    "legacyMove.completions": "8",
+    "legacyMove.parallelism": "3",
+}
+
+
+def legacy_move(objects: list[dict]) -> dict:
+    (job,) = [o for o in of_kind(objects, "Job") if "-legacy-move-" in o["metadata"]["name"]]
+    return job
+
+
+def test_no_legacy_move_unless_asked():
+    for values in (AKS, CONTAINER_APPS):
+        assert not [o for o in render(values) if "legacy-move" in o["metadata"]["name"]]
+
+
+@pytest.mark.parametrize("values", [AKS, CONTAINER_APPS], ids=["aks", "container-apps"])
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_the_legacy_move_is_an_indexed_job_of_shards_with_the_portals_pod(
+    values: Path, version: str
+):
+    """Issue 31: one pod per shard, its shard from JOB_COMPLETION_INDEX and `completions`,
+    with everything settings need (the Deployment's environment, secrets, identity, /tmp)
+    and the list of people mounted from the volume named in the values."""
+    objects = render(values, **MOVE)
+    for o in objects:
+        if o["kind"] not in CUSTOM_KINDS:
+            kubernetes_validate.validate(o, version, strict=True)
+    job = legacy_move(objects)
+    (deployment,) = of_kind(objects, "Deployment")
+    spec, pod, reference = job["spec"], job["spec"]["template"], deployment["spec"]["template"]
+    assert spec["completionMode"] == "Indexed"
+    assert (spec["completions"], spec["parallelism"]) == (8, 3)
+    assert spec["activeDeadlineSeconds"] > 0 and spec["ttlSecondsAfterFinished"] > 0
+    assert pod["spec"]["restartPolicy"] == "Never"
+    wi = yaml.safe_load(values.read_text())["workloadIdentity"]["enabled"]
+    assert (pod["metadata"]["labels"].get("azure.workload.identity/use") == "true") is wi
+    assert pod["metadata"]["labels"]["app.kubernetes.io/name"] == "memory-portal-legacy-move"
+    assert pod["metadata"]["annotations"] == reference["metadata"]["annotations"]
+    assert pod["spec"]["serviceAccountName"] == reference["spec"]["serviceAccountName"]
+    people = {"name": "people", "configMap": {"name": "memory-portal-people"}}
+    assert pod["spec"]["volumes"] == [*reference["spec"]["volumes"], people]
+    (container,) = pod["spec"]["containers"]
+    portal = reference["spec"]["containers"][0]
+    index = {
+        "name": "JOB_COMPLETION_INDEX",
+        "valueFrom": {
+            "fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            }
+        },
+    }
+    assert container["envFrom"] == portal["envFrom"]
+    assert container["env"] == [*portal["env"], index]
+    mount = {"name": "people", "mountPath": "/mnt/people", "readOnly": True}
+    assert container["volumeMounts"] == [*portal["volumeMounts"], mount]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["args"] == [
+        "manage",
+        "move_legacy_memory",
+        "--store=main.agents.it_helpdesk_memory",
+        "--users=/mnt/people/users.txt",
+        "--shard=$(JOB_COMPLETION_INDEX)/8",
+        "--metrics-port=9100",
+    ]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
+    (init,) = pod["spec"]["initContainers"]  # the progress table's migration first
+    assert init["args"][0] == "wait-for-migrations" and init["env"] == portal["env"]
+
+
+def test_the_legacy_move_deletes_only_when_asked_and_is_renamed_to_run_again():
+    job = legacy_move(render(AKS, **MOVE))
+    assert "--delete-verified" not in job["spec"]["template"]["spec"]["containers"][0]["args"]
+    again = legacy_move(render(AKS, **MOVE, **{"legacyMove.deleteVerified": "true"}))
+    assert "--delete-verified" in again["spec"]["template"]["spec"]["containers"][0]["args"]
+    second = legacy_move(render(AKS, **MOVE, **{"legacyMove.run": "2"}))
+    assert (job["metadata"]["name"], second["metadata"]["name"]) == (
+        "memory-portal-legacy-move-1",
+        "memory-portal-legacy-move-2",
+    )
+
+
+def test_a_legacy_move_without_its_store_or_list_is_refused():
+    on = {"legacyMove.enabled": "true"}
+    assert "legacyMove.store is required" in refused(
+        AKS, **on, **{"legacyMove.usersVolume.configMap.name": "p"}
+    )
+    assert "legacyMove.usersVolume is required" in refused(
+        AKS, **on, **{"legacyMove.store": "it-helpdesk"}
+    )
+    assert "completions (the number of shards) must be at least 1" in refused(
+        AKS, **{**MOVE, "legacyMove.completions": "0"}
+    )

@@ -7,12 +7,14 @@ import json
 import logging
 
 import pytest
+import requests
 from django.test import Client
 
 from memory_ui import calls
 from memory_ui.identity import CallerAuth
 from memory_ui.sources.coreapi.client import CoreAPIClient
 from portal import probes
+from portal.metrics import JOB_PEOPLE, serve_command_metrics
 
 pytestmark = pytest.mark.django_db
 
@@ -179,3 +181,24 @@ def test_metrics_are_off_without_a_token_and_need_it_when_on(not_draining, setti
     assert 'portal_requests_total{method="GET",route="signed_out",status="200"}' in text
     assert 'route="memory_agent",status="302"' in text
     assert "alices-secret-agent" not in text  # routes, never paths
+
+
+def test_a_job_shard_serves_its_counts_behind_the_same_token(settings):
+    """`move_legacy_memory --metrics-port`: a pod of the Indexed Job has no portal to ask."""
+    JOB_PEOPLE.labels("move_legacy_memory", "2/4", "done").inc(3)
+    server = serve_command_metrics(0, host="127.0.0.1")
+    url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    try:
+        settings.PORTAL_METRICS_TOKEN = ""
+        assert requests.get(url, timeout=5).status_code == 404
+        settings.PORTAL_METRICS_TOKEN = "scrape-me"
+        assert requests.get(url, timeout=5).status_code == 401
+        wrong = {"Authorization": "Bearer wrong"}
+        assert requests.get(url, headers=wrong, timeout=5).status_code == 401
+        scrape = requests.get(url, headers={"Authorization": "Bearer scrape-me"}, timeout=5)
+    finally:
+        server.shutdown()
+    assert scrape.status_code == 200
+    assert (
+        'portal_job_people_total{job="move_legacy_memory",shard="2/4",state="done"}' in scrape.text
+    )

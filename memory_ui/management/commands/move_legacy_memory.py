@@ -1,5 +1,5 @@
-"""`manage.py move_legacy_memory --store NAME --users FILE [--dry-run] [--delete-verified]`:
-the move of a system being turned down (`Source.turned_down`: the legacy stores) into
+"""`manage.py move_legacy_memory --store NAME --users FILE [--dry-run] [--delete-verified]
+[--shard I/N] [--limit K] [--metrics-port P]`: the move of a system being turned down (`Source.turned_down`: the legacy stores) into
 CoreAPI (memory_ui.memory.source_move) for many people, by an operator. `--store` names one
 of its targets (a legacy store's full name, or its agent's name).
 
@@ -8,27 +8,49 @@ X-USER-IDENTITY for each user, as support staff's requests do) and the source be
 down with the portal's own credentials. Every step is audited with the operator as the
 actor. Running it again adds nothing; a run that failed halfway is resumed by running it
 again.
+
+`--shard I/N` takes this process's share of the list (memory_ui.jobs: a Kubernetes Indexed
+Job runs one pod per shard, docs/operations.md "Moving a whole tenant"). Each person's
+outcome is a `JobProgress` row of the job (its store, --delete-verified and its whole list),
+so a restarted pod or a second run passes over the people done, and only retries the failed.
+Each person also counts in `portal_job_people_total` and logs one JSON line (counts and
+an error's class; no UPN, no content, no token).
 """
 
 from __future__ import annotations
 
 import getpass
-from argparse import ArgumentParser
-from dataclasses import dataclass
+import logging
+from argparse import ArgumentParser, ArgumentTypeError
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
+from django.utils import timezone
 
 from memory_ui import auth
 from memory_ui.identity import Actor, CallerAuth, Identity, UserIdentity
+from memory_ui.jobs import (
+    Shard,
+    finished_people,
+    job_digest,
+    progress_record,
+    shard_parse,
+    shard_people,
+)
 from memory_ui.memory.source_move import Origin, Result, Step, move_preview, move_run
+from memory_ui.models import JobProgress
 from memory_ui.sources import generic, registry
 from memory_ui.sources.protocol import Source, SourceError, SourceTarget
+from portal.metrics import JOB_PEOPLE, serve_command_metrics
 
+JOB = "move_legacy_memory"
 REASON = "Legacy store turn-down (manage.py move_legacy_memory)"
 BAR_WIDTH = 30
+logger = logging.getLogger("memory_ui.jobs")
 COLUMNS = ("user", "files", "moved", "already there", "not verified", "failed", "deleted")
 DRY_COLUMNS = ("user", "files", "to move", "already there", "items new", "errors")
 
@@ -38,6 +60,22 @@ class Row:
     upn: str
     cells: tuple[str, ...]
     failed: bool
+    counts: dict[str, int] = field(default_factory=dict)  # a real run's, for its progress row
+    error: str = ""  # the failure's class or result, for the progress row and the log
+
+    @property
+    def state(self) -> JobProgress.State:
+        if self.failed:
+            return JobProgress.State.FAILED
+        moved = self.counts.get("moved", 0)
+        return JobProgress.State.DONE if moved else JobProgress.State.SKIPPED
+
+
+def shard_arg(text: str) -> Shard:
+    try:
+        return shard_parse(text)
+    except ValueError as exc:
+        raise ArgumentTypeError(str(exc)) from exc
 
 
 def read_users(path: Path) -> list[str]:
@@ -136,30 +174,89 @@ class Command(BaseCommand):
             action="store_true",
             help="Delete the legacy copies whose move was verified by reading CoreAPI back.",
         )
+        parser.add_argument(
+            "--shard",
+            type=shard_arg,
+            default=Shard(0, 1),
+            help="Take shard I of N of the list (0 <= I < N): a Kubernetes Indexed Job's pod "
+            "passes $JOB_COMPLETION_INDEX/<completions>.",
+        )
+        parser.add_argument(
+            "--limit",
+            type=int,
+            help="Stop after this many people (trials; tests of a pod stopped halfway).",
+        )
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            help="Serve /metrics on this port while running (PORTAL_METRICS_TOKEN, as the portal).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         source = turned_down()
         users = read_users(options["users"])
+        if options["metrics_port"]:
+            serve_command_metrics(options["metrics_port"])
         try:
             token = auth.app_token()
         except auth.SignInFailed as exc:
             raise CommandError(f"The portal got no CoreAPI app token: {exc}") from exc
         who = operator()
-        name, dry = options["store"], options["dry_run"]
+        name, dry, delete = options["store"], options["dry_run"], options["delete_verified"]
+        shard: Shard = options["shard"]
+        job = job_digest(JOB, name, "delete-verified" if delete else "keep", *users)
+        mine = shard_people(users, shard)
+        finished = set() if dry else finished_people(job, mine)
+        if finished:
+            JOB_PEOPLE.labels(JOB, str(shard), JobProgress.State.SKIPPED).inc(len(finished))
+            logger.info(
+                "People finished by an earlier run passed over",
+                extra={
+                    "job": JOB,
+                    "job_id": job[:12],
+                    "shard": str(shard),
+                    "people": len(finished),
+                },
+            )
+        todo = [upn for upn in mine if upn not in finished][: options["limit"]]
         # Which target is configuration, the same for every user: looked up once.
         target = target_named(source, actor_for(who, who.upn, token), name)
         rows: list[Row] = []
-        for done, upn in enumerate(users, 1):
+        for done, upn in enumerate(todo, 1):
             actor = actor_for(who, upn, token)
             assert source.backend is not None  # turned_down() keeps sources with one
             origin = Origin(source.name, source.backend(actor), target)
-            rows.append(self._one(actor, origin, dry, options["delete_verified"]))
-            progress_bar(self.stderr, done, len(users), upn)
+            started = timezone.now()
+            row = self._one(actor, origin, dry, delete)
+            if not dry:
+                self._record(job, shard, started, row)
+            rows.append(row)
+            progress_bar(self.stderr, done, len(todo), upn)
         columns = DRY_COLUMNS if dry else COLUMNS
         self.stdout.write(table(columns, [(row.upn, *row.cells) for row in rows]))
+        if finished:
+            self.stdout.write(f"{len(finished)} users passed over: done by an earlier run.")
         failed = [row.upn for row in rows if row.failed]
         if failed:
             raise CommandError(f"{len(failed)} of {len(rows)} users not done; run again to resume.")
+
+    def _record(self, job: str, shard: Shard, started: datetime, row: Row) -> None:
+        """The person's progress row, counter and log line (counts and classes only)."""
+        progress_record(job, row.upn, shard, started, row.state, error=row.error, **row.counts)
+        JOB_PEOPLE.labels(JOB, str(shard), row.state).inc()
+        logger.log(
+            logging.WARNING if row.failed else logging.INFO,
+            "Person %s",
+            row.state,
+            extra={
+                "job": JOB,
+                "job_id": job[:12],
+                "shard": str(shard),
+                "state": str(row.state),
+                "error": row.error,
+                **row.counts,
+            },
+        )
 
     def _one(self, actor: Actor, origin: Origin, dry: bool, delete: bool) -> Row:
         upn = actor.subject_upn or ""
@@ -181,9 +278,17 @@ class Command(BaseCommand):
             report = move_run(actor, origin, delete_verified=delete)
         except SourceError as exc:
             error = ("?", "", "", "", f"error: {exc.message}")
-            return Row(upn, error if dry else (*error, ""), True)
+            return Row(upn, error if dry else (*error, ""), True, error=type(exc).__name__)
         counts = [report.count(r) for r in (Result.MOVED, Result.ALREADY_THERE)]
         bad = [report.count(r) for r in (Result.NOT_VERIFIED, Result.FAILED)]
         deleted = sum(1 for f in report.files if f.deleted)
         cells = (str(len(report.files)), *map(str, counts), *map(str, bad), str(deleted))
-        return Row(upn, cells, any(bad))
+        numbers = dict(
+            items=len(report.files),
+            moved=counts[0],
+            already_there=counts[1],
+            failed=sum(bad),
+            deleted=deleted,
+        )
+        worst = next((r for r in (Result.FAILED, Result.NOT_VERIFIED) if report.count(r)), "")
+        return Row(upn, cells, any(bad), numbers, str(worst))

@@ -116,6 +116,17 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- fail "memoryApi.subjectRule hmac-sha256 needs secrets.files.MEMORY_API_PSEUDONYM_KEY (the pseudonym key)" }}
 {{- end }}
 {{- end }}{{ end }}
+{{- with .Values.legacyMove }}
+{{- if and .enabled (not .store) }}
+{{- fail "legacyMove.store is required when legacyMove.enabled: the store's full name or its agent" }}
+{{- end }}
+{{- if and .enabled (not .usersVolume) }}
+{{- fail "legacyMove.usersVolume is required when legacyMove.enabled: where the list of people is (docs/operations.md, Moving a whole tenant)" }}
+{{- end }}
+{{- if and .enabled (lt (int .completions) 1) }}
+{{- fail "legacyMove.completions (the number of shards) must be at least 1" }}
+{{- end }}
+{{- end }}
 {{- with .Values.autoscaling }}
 {{- if and .enabled (or (lt (int .minReplicas) 1) (gt (int .minReplicas) (int .maxReplicas))) }}
 {{- fail "autoscaling: minReplicas must be at least 1 and at most maxReplicas" }}
@@ -141,7 +152,9 @@ COREAPI_MAX_BODY_BYTES (portal/settings.py, DATA_UPLOAD_MAX_MEMORY_SIZE). */}}
 {{- end }}
 {{- end }}
 
-{{/* The pod spec shared by the Deployment, the migration Job and the clearsessions CronJob. */}}
+{{/* The pod spec shared by the Deployment, the migration Job, the clearsessions CronJob and
+the legacy move Job. A pod that needs more (the move's list of people) passes a dict with
+the root's Values, Release and Chart and its own extraVolumes. */}}
 {{- define "memory-portal.podSpec" -}}
 serviceAccountName: {{ include "memory-portal.serviceAccountName" . }}
 {{- with .Values.imagePullSecrets }}
@@ -184,6 +197,9 @@ volumes:
             audience: {{ .Values.memoryApi.token.audience }}
             expirationSeconds: {{ .Values.memoryApi.token.expirationSeconds }}
   {{- end }}
+  {{- with .extraVolumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- with .Values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -194,7 +210,8 @@ tolerations:
 {{- end }}
 {{- end }}
 
-{{/* The container settings shared by every pod: image, environment, read-only root. */}}
+{{/* The container settings shared by every pod: image, environment, read-only root (with
+extraEnv and extraVolumeMounts when given a dict, as podSpec). */}}
 {{- define "memory-portal.container" -}}
 image: {{ include "memory-portal.image" . }}
 imagePullPolicy: {{ .Values.image.pullPolicy }}
@@ -205,6 +222,9 @@ env:
   {{- range $name, $key := .Values.secrets.files }}
   - name: {{ $name }}_FILE
     value: /mnt/secrets/{{ $key }}
+  {{- end }}
+  {{- with .extraEnv }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
 securityContext:
   readOnlyRootFilesystem: true
@@ -223,5 +243,8 @@ volumeMounts:
   - name: memory-api-token
     mountPath: /var/run/secrets/tokens
     readOnly: true
+  {{- end }}
+  {{- with .extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- end }}
