@@ -93,6 +93,25 @@ def test_edit_delete_move_then_restore_the_first_version_keeps_what_an_agent_app
     assert page_text(alice.get(HISTORY, TRAVEL)).count("Restore this version") == 4
 
 
+def test_an_entry_an_agent_appended_between_the_change_and_the_history_is_kept(
+    alice: Client, fake: FakeCoreAPI
+):
+    """Not only what arrives while the History is open: an agent's entry written after the
+    change, before the History was shown, is in no version of alice's and stays."""
+    original = fake.text("travel-planner")
+    delete_entry(alice, 1)  # "Upcoming trip"
+    agent_appends(fake, "- Books trains for trips under 4 hours.")
+    delete_entry(alice, 0)  # she deletes another one after it
+    forms = restore_forms(body(alice.get(HISTORY, TRAVEL)))
+
+    assert alice.post(RESTORE, forms[-1]).status_code == 302  # before the first delete
+
+    restored = fake.text("travel-planner")
+    assert restored.startswith(original.rstrip())
+    assert restored.rstrip().endswith("- Books trains for trips under 4 hours.")
+    assert restored.count("Books trains") == 1
+
+
 def test_a_restore_refuses_when_the_person_changed_the_memory_since(
     alice: Client, fake: FakeCoreAPI
 ):

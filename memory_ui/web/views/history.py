@@ -125,6 +125,29 @@ def _page(
     return render_page(request, "memory_ui/history.html", "history", context, status=status)
 
 
+def _entries(text: str) -> set[str]:
+    return {entry.source.strip() for entry in parse_document(text).entries if entry.dated}
+
+
+def restored(change: Change, since: list[Change], now: str) -> str:
+    """The version before `change`, followed by the entries of `now` that neither it holds
+    nor one of the person's changes from `change` on brought in (`since`): what others,
+    agents, added after it, verbatim and in their order. Nothing the person deleted comes
+    back unless the restored version holds it: it is not in `now`."""
+    accounted = _entries(change.before)
+    for mine in since:
+        accounted |= _entries(mine.after) - _entries(mine.before)
+    added = [
+        entry.source.strip()
+        for entry in parse_document(now).entries
+        if entry.dated and entry.source.strip() not in accounted
+    ]
+    if not added:
+        return change.before
+    kept = "\n\n".join(added)
+    return f"{change.before.rstrip()}\n\n{kept}\n" if change.before.strip() else f"{kept}\n"
+
+
 @on_memory(_history_unlisted, methods=("POST",))
 def restore_version(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """Put back the version before one of the person's changes, as a conditional write:
@@ -136,11 +159,12 @@ def restore_version(request: HtmxHttpRequest, actor: Actor, target: Target) -> H
     change = version_find(actor.who.upn, target.key, form.cleaned_data["change"])
     if change is None or change.unreadable or not target.writable:
         raise Http404("No such version of this memory.")
+    since = [c for c in versions_of(actor.who.upn, target.key) if c.id >= change.id]
     try:
         done = memory_store().rewrite(
             actor,
             target,
-            lambda _: change.before,
+            lambda seen: restored(change, since, seen.content_markdown),
             started_from=form.cleaned_data["version"],
             action=Action.RESTORE_VERSION,
             keep_arrivals=True,
