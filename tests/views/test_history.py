@@ -68,6 +68,8 @@ def test_edit_delete_move_then_restore_the_first_version_keeps_what_an_agent_app
     assert confirm(alice, entry={**TRAVEL, "index": "0"}).status_code == 200  # moved to shared
     assert PriorVersion.objects.filter(target_key="agent:travel-planner").count() == 3
 
+    memory_page = body(alice.get(TRAVEL_PAGE))
+    assert 'href="/memory/history?scope=agent&amp;agent=travel-planner"' in memory_page
     page = alice.get(HISTORY, TRAVEL)
     assert page.status_code == 200
     text = page_text(page)
