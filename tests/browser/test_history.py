@@ -22,7 +22,7 @@ def test_alice_finds_the_history_and_restores_a_version(page: Page, agent):  # n
     assert "Trip to London" not in agent.text("travel-planner")
     agent.append("- Books trains for trips under 4 hours.", "travel-planner")
 
-    page.get_by_role("link", name="History", exact=True).click()
+    page.get_by_role("button", name="History", exact=True).click()
     expect(page.get_by_role("heading", name=re.compile("^History of"))).to_be_visible()
     mine = page.locator(".history-line", has_text="Deleted an entry")
     expect(mine).to_contain_text("You")

@@ -151,7 +151,8 @@ def restored(change: Change, since: list[Change], now: str) -> str:
 @on_memory(_history_unlisted, methods=("POST",))
 def restore_version(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpResponse:
     """Put back the version before one of the person's changes, as a conditional write:
-    what agents appended since the History page was shown stays, after it."""
+    what agents added since that change stays after it (`restored`), and so does what they
+    appended while the History was open (`keep_arrivals`)."""
     form = forms.RestoreVersionForm(request.POST)
     if not form.is_valid():
         error = "Nothing was restored: the form was incomplete. Try again from this page."
