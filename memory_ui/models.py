@@ -1,5 +1,6 @@
 """The audit trail (append-only), erasure receipts, keyed hashes of deleted memory, and when
-each person last opened each memory; never memory content."""
+each person last opened each memory; never memory content in the clear (the earlier versions
+a memory's history keeps are encrypted)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class AuditEvent(models.Model):
         RECEIPT = "receipt", "Erasure receipt signed"
         PREVIEW = "preview", "Asked what an agent is told"
         REPORT = "report", "Reported as wrong"
+        RESTORE_VERSION = "restore-version", "Restored an earlier version"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Done"
@@ -244,3 +246,24 @@ class JobProgress(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job[:12]} {self.upn} {self.state}"
+
+
+class PriorVersion(models.Model):
+    """One change a person made to one of their memories through the portal (an edit, a
+    delete, a move, an Undo, a restore): the document before and after it, encrypted
+    together under PORTAL_HISTORY_KEYS (memory_ui/history.py), so the memory's history can
+    show the change's diff and restore the version before it. Kept
+    PORTAL_HISTORY_RETENTION_DAYS, erased by a deletion request and by "Clear everything"."""
+
+    upn = models.CharField(max_length=320)
+    target_key = models.CharField(max_length=220)
+    action = models.CharField(max_length=16)
+    created_at = models.DateTimeField(db_index=True)
+    sealed = models.BinaryField()
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = (models.Index(fields=("upn", "target_key", "created_at")),)
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.target_key}"

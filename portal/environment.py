@@ -74,6 +74,7 @@ def missing_settings(environ: dict[str, str] | os._Environ[str]) -> list[str]:
             "COREAPI_INSTANCE_ID",
             "PORTAL_RECEIPT_SIGNING_KEY",
             "PORTAL_RESURFACING_KEY",
+            "PORTAL_HISTORY_KEYS",
         )
         if not given(name)
     ]

@@ -325,6 +325,30 @@ PORTAL_RESURFACING_KEY = env(
 # How long those hashes are kept (a suppression list kept to honour erasure), in days.
 PORTAL_RESURFACING_RETENTION_DAYS = env_int("PORTAL_RESURFACING_RETENTION_DAYS", 365)
 
+# --- A history per memory (docs/operations.md, "A memory's history") -------------------
+# The Fernet keys that encrypt the earlier versions kept of what a person changed, newest
+# first, comma-separated (PORTAL_HISTORY_KEYS_FILE for a mounted one): the first encrypts,
+# every one decrypts, so a key is rotated by putting a new one in front. Required in
+# production like the other secrets.
+PORTAL_HISTORY_KEYS = env_list(
+    "PORTAL_HISTORY_KEYS",
+    # A devstack-only key (a valid Fernet key, never used elsewhere).
+    "ZGV2c3RhY2stb25seS1oaXN0b3J5LWtleS0wMDAwMDA=" if DEVSTACK or DEBUG else "",
+)
+# How long an earlier version is kept, in days, counted from the change that replaced it.
+PORTAL_HISTORY_RETENTION_DAYS = env_int("PORTAL_HISTORY_RETENTION_DAYS", 30)
+try:
+    # Read here so a malformed key stops the start-up, not the first edit.
+    from cryptography.fernet import Fernet
+
+    for _history_key in PORTAL_HISTORY_KEYS:
+        Fernet(_history_key)
+except ValueError as exc:
+    raise ImproperlyConfigured(
+        "PORTAL_HISTORY_KEYS must be Fernet keys (32 url-safe base64-encoded bytes), "
+        "newest first, comma-separated."
+    ) from exc
+
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
 # Each source that needs a base URL (legacy, memoryos, memory_api) is off without one, as in
 # production by default; the devstack sets its emulators' URLs.

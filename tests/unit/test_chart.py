@@ -111,7 +111,7 @@ def test_configuration_and_secrets_are_release_objects_rolled_by_a_checksum():
         **{"secrets.values.django-secret-key": "k", "secrets.values.database-url": "d"},
         **{"secrets.values.redis-url": "r", "secrets.csi.enabled": "false"},
         **{"secrets.values.receipt-signing-key": "e"},
-        **{"secrets.values.resurfacing-key": "h"},
+        **{"secrets.values.resurfacing-key": "h", "secrets.values.history-keys": "f"},
         **{
             "secrets.values.metrics-token": "m",
             "secrets.values.appinsights-connection-string": "a",

@@ -15,6 +15,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from cryptography.fernet import Fernet
+
 from tests.receipt_keys import new_signing_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +28,7 @@ SECRET_VALUES = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
     "PORTAL_RECEIPT_SIGNING_KEY": new_signing_key(),
     "PORTAL_RESURFACING_KEY": secrets.token_urlsafe(32),
+    "PORTAL_HISTORY_KEYS": Fernet.generate_key().decode(),
     "DATABASE_URL": "postgres://portal@db.internal:5432/portal",
     "REDIS_URL": "rediss://:key@cache.internal:6380/0",
     "PORTAL_METRICS_TOKEN": "scrape-token",

@@ -1,7 +1,7 @@
 """The layers of docs/architecture.md ("Layers"), checked on every import statement.
 
 From the bottom: transport.py, budget.py and text.py import nothing of the portal;
-identity, models, signatures, resurfacing and audit nothing above them (audit knows a source's
+identity, models, signatures, resurfacing, history and audit nothing above them (audit knows a source's
 name, never its package); documents/ (the markdown model) nothing of sources/, memory/ or web/;
 sources/protocol.py nothing but identity and text (and agent_memory for a type);
 sources/agent_memory.py (the memory pages' model) nothing of a source, memory/ or web/;
@@ -56,7 +56,7 @@ RULES = [
     ("memory_ui/text.py", ("memory_ui",), "plain-text helpers every layer may import"),
     *(
         (f"memory_ui/{module}.py", _ABOVE_GROUND, "the ground floor imports nothing above it")
-        for module in ("audit", "identity", "models", "resurfacing", "signatures")
+        for module in ("audit", "history", "identity", "models", "resurfacing", "signatures")
     ),
     (
         "memory_ui/documents",

@@ -47,4 +47,5 @@ def test_only_expired_sessions_and_claims_go():
     assert out.getvalue() == (
         "Deleted expired sessions and 2 expired submission claims.\n"
         "Deleted 0 hashes of deleted memory past their retention.\n"
+        "Deleted 0 earlier versions of memories past their retention.\n"
     )

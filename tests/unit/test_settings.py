@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from portal import settings as portal_settings
 from tests.receipt_keys import new_signing_key
 
 RECEIPT_KEY = new_signing_key()
+HISTORY_KEY = Fernet.generate_key().decode()
 
 
 def test_env_bool_is_strict(monkeypatch):
@@ -75,6 +77,7 @@ PRODUCTION = {
     "COREAPI_INSTANCE_ID": "33333333-4444-5555-6666-777777777777",
     "PORTAL_RECEIPT_SIGNING_KEY": RECEIPT_KEY,
     "PORTAL_RESURFACING_KEY": "a-real-resurfacing-key",
+    "PORTAL_HISTORY_KEYS": HISTORY_KEY,
 }
 
 
@@ -149,6 +152,7 @@ def test_production_has_no_devstack_defaults(monkeypatch):
     assert loaded.ALLOWED_HOSTS == ["memory.contoso.com"]
     assert loaded.PORTAL_RECEIPT_SIGNING_KEY == RECEIPT_KEY
     assert loaded.PORTAL_RESURFACING_KEY == "a-real-resurfacing-key"
+    assert loaded.PORTAL_HISTORY_KEYS == [HISTORY_KEY]
 
 
 def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):
@@ -224,3 +228,15 @@ def test_a_malformed_receipt_key_stops_the_start_up(monkeypatch):
     _production_env(monkeypatch, PORTAL_RECEIPT_SIGNING_KEY="not a key")
     with pytest.raises(ImproperlyConfigured, match="PORTAL_RECEIPT_SIGNING_KEY must be"):
         _reload_settings()
+
+
+def test_a_malformed_history_key_stops_the_start_up(monkeypatch):
+    _production_env(monkeypatch, PORTAL_HISTORY_KEYS=f"{HISTORY_KEY},not a key")
+    with pytest.raises(ImproperlyConfigured, match="PORTAL_HISTORY_KEYS must be Fernet keys"):
+        _reload_settings()
+
+
+def test_history_keys_are_read_newest_first(monkeypatch):
+    older = Fernet.generate_key().decode()
+    _production_env(monkeypatch, PORTAL_HISTORY_KEYS=f"{HISTORY_KEY}, {older}")
+    assert _reload_settings().PORTAL_HISTORY_KEYS == [HISTORY_KEY, older]

@@ -66,6 +66,7 @@ def test_add_a_note_leads_the_toolbar_and_the_advanced_editor_comes_last(alice: 
         "Download (.md)",
         "Import…",
         "Select entries…",
+        "History",
         "Advanced: edit as markdown",
     ]
     assert '<button type="submit">Add a note</button>' in toolbar  # filled: the main action

@@ -35,6 +35,7 @@ from memory_ui.documents import (
 from memory_ui.documents.arrivals import appended_since, with_arrivals
 from memory_ui.documents.landed import Block
 from memory_ui.documents.versions import Version
+from memory_ui.history import version_keep
 from memory_ui.identity import Actor, Identity
 from memory_ui.sources.agent_memory import (
     AlreadyAdded,
@@ -201,7 +202,8 @@ def _write(
     count: int | None = None,
 ) -> Memory:
     """One write, audited with the document before (when read) and after, failed or not,
-    and with how many entries it took where the caller counts them.
+    and with how many entries it took where the caller counts them; a person's own change
+    keeps the version before it, encrypted (memory_ui.history).
     A write that got no answer is settled by reading again (`done`: is it there?)."""
     try:
         try:
@@ -219,6 +221,9 @@ def _write(
         after=result.content_markdown,
         count=count,
     )
+    if before is not None:
+        # Inside `one_event` too: each memory a move changed keeps its version before.
+        version_keep(actor, target.key, action, before.content_markdown, result.content_markdown)
     return result
 
 

@@ -21,6 +21,7 @@ from memory_ui.web.forms.changes import (
     EntryEditForm,
     EntryForm,
     PreviewForm,
+    RestoreVersionForm,
     UndoForm,
 )
 from memory_ui.web.forms.fields import (
@@ -59,6 +60,7 @@ __all__ = [
     "PreviewForm",
     "QuickSearchForm",
     "RestoreForm",
+    "RestoreVersionForm",
     "SearchForm",
     "SeenForm",
     "TargetForm",

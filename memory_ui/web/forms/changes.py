@@ -196,6 +196,15 @@ class UndoForm(TargetForm):
     token = forms.RegexField(regex=r"^[A-Za-z0-9_-]{8,64}$", max_length=64)
 
 
+class RestoreVersionForm(TargetForm):
+    """ "Restore this version" on a memory's History: which change's version before."""
+
+    change = forms.IntegerField(min_value=1)
+    # The version the History showed: a restore refuses if the person changed it since;
+    # entries agents appended since are kept after the restored version.
+    version = VersionField()
+
+
 class ClearEverythingForm(PhraseConfirmation):
     """The typed phrase, and on a retry the memories that failed (keys of the user's own)."""
 

@@ -1,0 +1,107 @@
+"""A history per memory: the earlier versions kept of what a person changed in their own
+memories through the portal, so that its History can show each change's diff and put a
+version back ("Restore this version").
+
+Kept per change (`PriorVersion`): whose memory (UPN), which memory (its target key), what
+the change was (its audit action), when, and the document before and after it, encrypted
+together with Fernet (AES-128-CBC with HMAC-SHA256) under the first of PORTAL_HISTORY_KEYS;
+every key there decrypts, so a key is rotated by putting a new one first. Never logged,
+never in the audit trail. Support's changes keep none (they are in the audit trail), nor do
+clears (an erasure keeps nothing of what it erased). Kept PORTAL_HISTORY_RETENTION_DAYS,
+purged by `manage.py purge_expired`; a deletion request and "Clear everything" erase all of
+a person's (`versions_erase`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+from django.utils import timezone
+
+from memory_ui.identity import Actor
+from memory_ui.models import PriorVersion
+
+# The changes whose earlier version is kept (audit actions): a person's own edits, deletes,
+# moves, copies, imports and Undos. Appends keep none (the version before is the version
+# without that entry, which its own Delete gives back).
+KEPT = frozenset(
+    ("edit", "undo", "delete-entry", "move-entry", "copy-entry", "import", "restore-version")
+)
+
+
+def _fernet() -> MultiFernet:
+    keys = settings.PORTAL_HISTORY_KEYS
+    if not keys:
+        raise ValueError("PORTAL_HISTORY_KEYS is not set.")
+    return MultiFernet([Fernet(key) for key in keys])
+
+
+def version_keep(actor: Actor, target_key: str, action: str, before: str, after: str) -> None:
+    """Keep the version `before` a change of the person's own (support's keep none)."""
+    if actor.subject_upn or action not in KEPT or before == after:
+        return
+    sealed = _fernet().encrypt(json.dumps({"before": before, "after": after}).encode())
+    PriorVersion.objects.create(
+        upn=actor.who.upn.lower(),
+        target_key=target_key,
+        action=action,
+        created_at=timezone.now(),
+        sealed=sealed,
+    )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change kept: its row and, decrypted, the document before and after it (both
+    "" and `unreadable` when no key of PORTAL_HISTORY_KEYS opens it any more)."""
+
+    id: int
+    action: str
+    at: datetime
+    before: str
+    after: str
+    unreadable: bool = False
+
+
+def _opened(row: PriorVersion) -> Change:
+    try:
+        kept = json.loads(_fernet().decrypt(bytes(row.sealed)))
+    except InvalidToken:
+        return Change(row.id, row.action, row.created_at, "", "", unreadable=True)
+    return Change(row.id, row.action, row.created_at, kept["before"], kept["after"])
+
+
+def _kept(upn: str, target_key: str):
+    cutoff = timezone.now() - timedelta(days=settings.PORTAL_HISTORY_RETENTION_DAYS)
+    return PriorVersion.objects.filter(
+        upn=upn.lower(), target_key=target_key, created_at__gte=cutoff
+    )
+
+
+def versions_of(upn: str, target_key: str) -> list[Change]:
+    """The person's changes to one memory within the retention, newest first."""
+    return [_opened(row) for row in _kept(upn, target_key)]
+
+
+def version_find(upn: str, target_key: str, change_id: int) -> Change | None:
+    """One change of the person's to that memory (None when it is not theirs, or gone)."""
+    row = _kept(upn, target_key).filter(id=change_id).first()
+    return None if row is None else _opened(row)
+
+
+def versions_erase(upn: str) -> int:
+    """Every earlier version kept of the person's memories deleted; how many."""
+    deleted, _ = PriorVersion.objects.filter(upn=upn.lower()).delete()
+    return deleted
+
+
+def versions_purge(now: datetime | None = None) -> int:
+    """Delete the versions older than the retention; how many went."""
+    days = settings.PORTAL_HISTORY_RETENTION_DAYS
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted, _ = PriorVersion.objects.filter(created_at__lt=cutoff).delete()
+    return deleted
