@@ -33,7 +33,7 @@ from memory_ui.web.htmx import (
     render_page,
 )
 from memory_ui.web.links import target_query, target_url
-from memory_ui.web.parts import PartView, parts_html, returned
+from memory_ui.web.parts import PartView, joined, parts_html, returned
 from memory_ui.web.stores.undo import undo_record
 
 
@@ -78,11 +78,13 @@ def memory_context(
     entry: int | None = None,
     new: frozenset[int] = frozenset(),
     deletions: Deletions | None = None,
+    focus: int | None = None,
 ) -> dict[str, object]:
     """What memory.html shows of one memory (after a change as well as on a visit): one
     page of it (`memory_ui.documents.paging`), the one holding `entry` when that is given,
-    with the entries in `new` marked new since the last visit, and those in `deletions`
-    (what the person deleted before) marked as come back."""
+    with the entries in `new` marked new since the last visit, those in `deletions`
+    (what the person deleted before) marked as come back, and `focus` (the entry just
+    saved) focused."""
     target = loaded.target
     context: dict[str, object] = {
         "target": target,
@@ -123,11 +125,12 @@ def memory_context(
             if selectable:
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
                 move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
-            shown = PartView(target_url(target), edit_url)
-            cards = parts_html(prepared, page, shown, new)
+            pick = target.key if selectable else ""
+            shown = PartView(target_url(target), edit_url, pick=pick)
+            cards = parts_html(prepared, page, shown, new, focus)
             if deletions is not None:
                 cards = returned(cards, deletions, memory_source())
-            context["cards"] = cards
+            context["cards"], context["cards_html"] = cards, joined(cards)
             context["selectable"] = selectable
             # The one menu every entry's Actions link opens (memory.html), filled by portal.js.
             context["entry_edit_url"], context["entry_move_url"] = edit_url, move_url
@@ -141,13 +144,14 @@ def memory_page(
     *,
     status: int = 200,
     at_entry: int | None = None,
+    focus_entry: int | None = None,
     visit: MemoryVisit | None = None,
     **extra: object,
 ) -> HttpResponse:
     """The memory page, or for htmx its #memory-content fragment, or for "Show more" the
     next entries only. `at_entry`: the page holding that entry, whatever the request asked
-    (after a change made in the entry's place). `visit`: the one just recorded, if any (else
-    it is looked up)."""
+    (after a change made in the entry's place); `focus_entry`: the entry focused there.
+    `visit`: the one just recorded, if any (else it is looked up)."""
     if loaded.error is not None:
         status = max(status, loaded.error.portal_status)
     if visit is None:
@@ -156,7 +160,10 @@ def memory_page(
     shown = ViewForm.chosen(request.GET if at_entry is None else {"entry": at_entry})
     # One query for what the person deleted before, whatever the page shows.
     deletions = deletions_of(signed_in(request).upn)
-    context = {**memory_context(loaded, **shown, new=new, deletions=deletions), **extra}
+    context = {
+        **memory_context(loaded, **shown, new=new, deletions=deletions, focus=focus_entry),
+        **extra,
+    }
     undo = request.GET.get("undo", "")
     if undo and "undo_label" not in extra:
         # After a delete without JavaScript: the notice names what went, from the session

@@ -47,3 +47,20 @@ def test_a_card_is_rendered_again_when_its_minute_changes(monkeypatch):
     later = time.time() + 60
     monkeypatch.setattr(time, "time", lambda: later)
     assert first_card(prepared, shown).html is not first.html
+
+
+def test_the_whole_li_with_its_checkbox_is_cached_and_the_focused_entry_is_not():
+    prepared = Prepared(structured(4_000))
+    shown = PartView(HOME, edit_url="/memory/entries/edit?x=1", pick="user")
+    first = first_card(prepared, shown)
+    index = first.entry.index
+    # The <li> and the checkbox naming the entry come with the cached HTML: a repeat view
+    # renders nothing per entry.
+    assert first.html.startswith(f'<li class="entry" id="entry-{index}">')
+    assert f'value="user:{index}" form="entry-select"' in first.html
+    assert f'aria-label="Select entry {first.entry.number}' in first.html
+    assert first_card(prepared, shown).html is first.html
+    # The entry just saved is focused for that request only, and the cache keeps the plain one.
+    focused = parts_html(prepared, prepared.page(1), shown, focus=index)[0]
+    assert 'tabindex="-1" autofocus' in focused.html and "autofocus" not in first.html
+    assert first_card(prepared, shown).html is first.html

@@ -18,7 +18,7 @@ from memory_ui.web.access import listed_agents, signed_in, target_for, user_acto
 from memory_ui.web.forms import AgentListForm, CardsForm, QuickSearchForm
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
-from memory_ui.web.parts import PartView, card_batches, parts_html, returned
+from memory_ui.web.parts import PartView, card_batches, joined, parts_html, returned
 from memory_ui.web.screens import memory_page
 
 # Set by portal.js: this browser runs the page's scripts, so the dashboard may leave its
@@ -173,8 +173,8 @@ def _group(loaded: Loaded, heading: str, deletions: Deletions) -> dict[str, obje
         group["document"] = prepared.document
         if page is not None:
             shown = PartView(memory_url=home, linked=True)
-            cards = parts_html(prepared, page, shown)
-            group["cards"] = returned(cards, deletions, memory_source())
+            cards = returned(parts_html(prepared, page, shown), deletions, memory_source())
+            group["cards"], group["cards_html"] = cards, joined(cards)
     return group
 
 
