@@ -236,12 +236,11 @@ def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> 
     ]
 
 
-def item_replace(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
+def _still_at(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, version: str
 ) -> Item:
-    """One item's text replaced with `text` if it is still at `version` (`version_of` when
-    the editor opened), compared just before saving. Audited."""
-    require(backend, Capability.EDIT_ITEM)
+    """The item just before an edit, if it is still at `version` (else ItemChanged, audited
+    as the edit's failure)."""
     subject = subject_of(actor)
     current = audited(
         actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
@@ -250,6 +249,17 @@ def item_replace(
         changed = ItemChanged(current)
         audit(actor, backend.source, Action.EDIT, target, error=changed)
         raise changed
+    return current
+
+
+def item_replace(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
+) -> Item:
+    """One item's text replaced with `text` if it is still at `version` (`version_of` when
+    the editor opened), compared just before saving. Audited."""
+    require(backend, Capability.EDIT_ITEM)
+    subject = subject_of(actor)
+    current = _still_at(actor, backend, target, key, version)
     edited = audited(
         actor,
         backend,
@@ -274,13 +284,7 @@ def entry_edit(
     still at `version` just before saving. Audited."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
-    current = audited(
-        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
-    )
-    if version_of(current) != version:
-        changed = ItemChanged(current)
-        audit(actor, backend.source, Action.EDIT, target, error=changed)
-        raise changed
+    current = _still_at(actor, backend, target, key, version)
     if not old or (current.text or "").count(old) != 1:
         raise NotMatchedOnce(NOT_MATCHED_ONCE, status=400)
     edited = audited(
