@@ -255,10 +255,18 @@ SECURE_CSP = {
     "object-src": [CSP.NONE],
 }
 
+
+def _devstack(port_variable: str, port: int, scheme: str = "http") -> str:
+    """A devstack server's base URL, on the port devstack/config.py gives it (its
+    DEVSTACK_*_PORT variable moves both)."""
+    return f"{scheme}://127.0.0.1:{int(os.environ.get(port_variable) or port)}"
+
+
 # --- Microsoft Entra ID (docs/architecture.md, Identity and authorization) ------------
 DEVSTACK_TENANT_ID = "3f1b8f5e-6a2c-4d8e-9b7a-5c4d3e2f1a0b"
 ENTRA_AUTHORITY = env(
-    "ENTRA_AUTHORITY", f"https://127.0.0.1:8443/{DEVSTACK_TENANT_ID}" if DEVSTACK else ""
+    "ENTRA_AUTHORITY",
+    f"{_devstack('DEVSTACK_IDP_PORT', 8443, 'https')}/{DEVSTACK_TENANT_ID}" if DEVSTACK else "",
 )
 ENTRA_CLIENT_ID = env("ENTRA_CLIENT_ID", "6c9d1e2f-4b3a-4c5d-8e7f-0a1b2c3d4e5f" if DEVSTACK else "")
 ENTRA_CLIENT_SECRET = env(
@@ -363,7 +371,9 @@ PORTAL_MEMORY_SOURCES = env_list("PORTAL_MEMORY_SOURCES", _SOURCES)
 # calls them as its own service principal (client credentials for LEGACY_STORES_TOKEN_SCOPE:
 # the Azure Databricks resource); `scope` comes from the verified identity by the template
 # ({upn}, {oid}); LEGACY_STORES_AGENTS maps agent names to stores, as a JSON object.
-LEGACY_STORES_BASE_URL = env("LEGACY_STORES_BASE_URL", "http://127.0.0.1:8002" if DEVSTACK else "")
+LEGACY_STORES_BASE_URL = env(
+    "LEGACY_STORES_BASE_URL", _devstack("DEVSTACK_LEGACY_PORT", 8002) if DEVSTACK else ""
+)
 LEGACY_STORES_TOKEN_SCOPE = env(
     "LEGACY_STORES_TOKEN_SCOPE", "2ff814a6-3304-4ab8-85cb-cd0e6f879c1d/.default"
 )
@@ -403,7 +413,9 @@ LEGACY_STORES_CA_BUNDLE = env("LEGACY_STORES_CA_BUNDLE", PORTAL_CA_BUNDLE)
 # PORTAL_MEMORY_SOURCES names memory_ui.sources.memoryos). The tenant's API key comes
 # from the secrets store (MEMORYOS_API_KEY_FILE); `external_user_id` from the verified
 # identity by the template ({oid}, {upn}); MEMORYOS_AGENTS maps agent ids to titles (JSON).
-MEMORYOS_BASE_URL = env("MEMORYOS_BASE_URL", "http://127.0.0.1:8004" if DEVSTACK else "")
+MEMORYOS_BASE_URL = env(
+    "MEMORYOS_BASE_URL", _devstack("DEVSTACK_MEMORYOS_PORT", 8004) if DEVSTACK else ""
+)
 MEMORYOS_API_KEY = env(
     "MEMORYOS_API_KEY", "mem_live_devstack_contoso_4f7c2a9e61b84d03" if DEVSTACK else ""
 )
@@ -432,7 +444,8 @@ _devstack_state = Path(env("DEVSTACK_HOME", str(BASE_DIR / ".devstack")))
 # rather than failing the start-up check on a key not written yet.
 _devstack_memory_api = DEVSTACK and (_devstack_state / "memory-api-pseudonym-key").exists()
 MEMORY_API_BASE_URL = env(
-    "MEMORY_API_BASE_URL", "http://127.0.0.1:8003" if _devstack_memory_api else ""
+    "MEMORY_API_BASE_URL",
+    _devstack("DEVSTACK_MEMORY_API_PORT", 8003) if _devstack_memory_api else "",
 )
 MEMORY_API_WORKSPACE_UID = env(
     "MEMORY_API_WORKSPACE_UID", "7f3c2a10-5b4d-4e6f-8a9b-0c1d2e3f4a5b" if DEVSTACK else ""
@@ -451,7 +464,8 @@ MEMORY_API_PSEUDONYM_KEY_FILE = env(
 # Microsoft Graph, to resolve a UPN to its object id (support acting for a person whose
 # pseudonym is made from the oid); the devstack IdP serves the one call. Empty: off.
 GRAPH_BASE_URL = env(
-    "GRAPH_BASE_URL", "https://127.0.0.1:8443" if DEVSTACK else "https://graph.microsoft.com"
+    "GRAPH_BASE_URL",
+    _devstack("DEVSTACK_IDP_PORT", 8443, "https") if DEVSTACK else "https://graph.microsoft.com",
 )
 GRAPH_SCOPE = env("GRAPH_SCOPE", "https://graph.microsoft.com/.default")
 MEMORY_API_CONNECT_TIMEOUT = env_float("MEMORY_API_CONNECT_TIMEOUT", 3.05)
@@ -459,7 +473,9 @@ MEMORY_API_READ_TIMEOUT = env_float("MEMORY_API_READ_TIMEOUT", 10.0)
 MEMORY_API_GET_RETRIES = env_int("MEMORY_API_GET_RETRIES", 2)
 
 # --- FoundationaLLM CoreAPI -----------------------------------------------------------
-COREAPI_BASE_URL = env("COREAPI_BASE_URL", "http://127.0.0.1:8001" if DEVSTACK else "")
+COREAPI_BASE_URL = env(
+    "COREAPI_BASE_URL", _devstack("DEVSTACK_COREAPI_PORT", 8001) if DEVSTACK else ""
+)
 COREAPI_INSTANCE_ID = env(
     "COREAPI_INSTANCE_ID", "00000000-0000-0000-0000-000000000000" if DEVSTACK else ""
 )

@@ -196,6 +196,25 @@ def test_devstack_defaults(monkeypatch):
     assert "devstack" in loaded.INSTALLED_APPS
 
 
+def test_devstack_urls_follow_the_devstack_ports(monkeypatch):
+    # `manage.py devstack` passes its DEVSTACK_*_PORT variables on to the portal it starts.
+    monkeypatch.setenv("PORTAL_DEVSTACK", "true")
+    monkeypatch.setenv("DJANGO_DEBUG", "true")
+    for name in ("DATABASE_URL", "COREAPI_BASE_URL", "ENTRA_AUTHORITY", "GRAPH_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("LEGACY_STORES_BASE_URL", "MEMORYOS_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    ports = {"IDP": 9443, "COREAPI": 9001, "LEGACY": 9002, "MEMORYOS": 9004}
+    for name, port in ports.items():
+        monkeypatch.setenv(f"DEVSTACK_{name}_PORT", str(port))
+    loaded = _reload_settings()
+    assert loaded.COREAPI_BASE_URL == "http://127.0.0.1:9001"
+    assert loaded.ENTRA_AUTHORITY.startswith("https://127.0.0.1:9443/")
+    assert loaded.GRAPH_BASE_URL == "https://127.0.0.1:9443"
+    assert loaded.LEGACY_STORES_BASE_URL == "http://127.0.0.1:9002"
+    assert loaded.MEMORYOS_BASE_URL == "http://127.0.0.1:9004"
+
+
 @pytest.mark.parametrize(
     "credentials",
     [
