@@ -1,7 +1,7 @@
 """Deleted memory that comes back (issue 29, item 2): what a person deletes through the portal
 leaves a keyed hash, never the text; when an agent writes the same text again, the memory
 page flags the entry with "Delete again", so do search results (CoreAPI's entries and other
-systems' items, leading to where "Delete again" is) and the entry's own page, the
+systems' items, leading to where "Delete again" is), What's new and the entry's own page, the
 dashboard's card and support's overview count it, and the daily job purges the hashes after
 the retention."""
 
@@ -29,6 +29,7 @@ from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
 from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # noqa: F401
 from tests.views.test_legacy import PREFS, legacy  # noqa: F401
 from tests.views.test_legacy import TRAVEL as LEGACY_TRAVEL
+from tests.views.test_news import agent_adds, clock  # noqa: F401
 from tests.views.test_support import clear, export, look_up, start
 
 AISLE = "- Prefers aisle seats and morning flights."
@@ -335,3 +336,28 @@ def test_the_entry_page_says_it_came_back_and_its_delete_reads_delete_again(alic
     # Delete again, without JavaScript: the page's own form.
     assert alice.post("/memory/entries/delete", hidden_fields(button[0])).status_code == 302
     assert "aisle" not in fake.text("travel-planner").lower()
+
+
+def test_whats_new_flags_an_entry_written_again_and_leads_to_its_page(
+    alice: Client,
+    fake,
+    clock,  # noqa: F811
+):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)  # her visit to the page, then the delete
+    agent_adds(fake, clock, "travel-planner", AISLE, "Learnt again")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get("/whats-new")
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert "2 new entries." in text
+    assert text.count("This came back") == 1
+    assert f"This came back after you deleted it on {today()}." in text
+    rows = re.findall(
+        r"<li[^>]*>\s*<article class=\"whats-new-entry\">(.*?)</article>", body(response), re.S
+    )
+    flagged = [row for row in rows if "This came back" in row]
+    assert len(flagged) == 1 and "aisle seats" in flagged[0]
+    assert f'<a href="{ENTRY_PAGE}1">Delete again' in flagged[0]
