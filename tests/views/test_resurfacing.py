@@ -1,7 +1,8 @@
 """Deleted memory that comes back (issue 29, item 2): what a person deletes through the portal
 leaves a keyed hash, never the text; when an agent writes the same text again, the memory
 page flags the entry with "Delete again", so do search results (CoreAPI's entries and other
-systems' items, leading to where "Delete again" is), What's new and the entry's own page, the
+systems' items, leading to where "Delete again" is), What's new, the sensitive-data review and
+the entry's own page, the
 dashboard's card and support's overview count it, and the daily job purges the hashes after
 the retention."""
 
@@ -30,6 +31,7 @@ from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # no
 from tests.views.test_legacy import PREFS, legacy  # noqa: F401
 from tests.views.test_legacy import TRAVEL as LEGACY_TRAVEL
 from tests.views.test_news import agent_adds, clock  # noqa: F401
+from tests.views.test_sensitive import CARD, STRUCTURED
 from tests.views.test_support import clear, export, look_up, start
 
 AISLE = "- Prefers aisle seats and morning flights."
@@ -361,3 +363,24 @@ def test_whats_new_flags_an_entry_written_again_and_leads_to_its_page(
     flagged = [row for row in rows if "This came back" in row]
     assert len(flagged) == 1 and "aisle seats" in flagged[0]
     assert f'<a href="{ENTRY_PAGE}1">Delete again' in flagged[0]
+
+
+def test_the_sensitive_review_flags_an_entry_written_again_with_delete_again(alice, fake):
+    fake.put(STRUCTURED, agent="travel-planner")
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 1)  # the card number
+    assert CARD not in fake.text("travel-planner")
+    written_again(fake, f"- Visa {CARD} for hotels.")
+    written_again(fake, "- Amex 3782 822463 10005 for flights.")  # sensitive, never deleted
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get("/memory/sensitive")
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert "2 entries may be sensitive" in text
+    assert text.count("This came back") == 1
+    assert f"This came back after you deleted it on {today()}." in text
+    html = body(response)
+    assert CARD not in html  # still masked
+    assert 'aria-label="Delete again entry 2 of Travel Planner">Delete again</button>' in html
+    assert 'aria-label="Delete entry 3 of Travel Planner">Delete</button>' in html
