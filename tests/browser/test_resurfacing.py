@@ -1,9 +1,11 @@
 """Deleted memory that comes back, in Chromium against the real devstack (issue 29, item 2):
 alice deletes an entry from its Actions menu, the agent writes the same text again through
 CoreAPI, and she finds it flagged in her search results, on What's new and on the memory
-page, follows the result's "Delete again…" to the entry's own page and deletes it again;
-axe checks each page with the flag on it."""
+page; carol finds it on alice's overview and on the memory she reveals; alice follows the
+result's "Delete again…" to the entry's own page and deletes it again. axe checks each page
+with the flag on it."""
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -21,7 +23,11 @@ PREFERENCES = "entry 1: Trip preferences"  # #entry-0, the one about aisle seats
 CAME_BACK = "This came back after you deleted it on"
 
 
-def test_alice_finds_what_came_back_and_deletes_it_again(page: Page, agent):  # noqa: F811
+def test_alice_and_carol_find_what_came_back_and_alice_deletes_it_again(
+    page: Page,
+    new_page: Callable[..., Page],
+    agent,  # noqa: F811
+):
     sign_in_as(page, "Alice Example", "/memory/agents/travel-planner")
     body = parse_document(agent.text("travel-planner")).entries[0].body
     assert "aisle seats" in body
@@ -46,6 +52,18 @@ def test_alice_finds_what_came_back_and_deletes_it_again(page: Page, agent):  # 
     page.goto("/memory/agents/travel-planner")
     expect(page.locator(".entry-came-back")).to_have_count(1)
     check_accessibility(page, "a memory with an entry that came back")
+
+    carol = new_page()
+    sign_in_as(carol, "Carol Support", "/support/")
+    carol.get_by_label("User principal name").fill("alice@contoso.com")
+    carol.get_by_role("button", name="Look up").click()
+    expect(carol.locator(".card-came-back")).to_contain_text("1 entry came back")
+    row = carol.get_by_role("row", name="Travel Planner")
+    row.get_by_role("textbox").fill("Checking a reported problem")
+    row.get_by_role("button", name="Reveal").click()
+    expect(carol.get_by_role("note")).to_contain_text("1 entry came back after alice@contoso.com")
+    expect(carol.get_by_role("note")).to_contain_text("— Seat choice, deleted on")
+    check_accessibility(carol, "support: a revealed memory with an entry that came back")
 
     page.goto("/search?q=aisle+seats")
     page.get_by_role("link", name="Delete again… this entry of Travel Planner").click()

@@ -2,7 +2,7 @@
 leaves a keyed hash, never the text; when an agent writes the same text again, the memory
 page flags the entry with "Delete again", so do search results (CoreAPI's entries and other
 systems' items, leading to where "Delete again" is), What's new, the sensitive-data review and
-the entry's own page, the
+the entry's own page, the memory support reveals lists them,
 dashboard's card and support's overview count it, and the daily job purges the hashes after
 the retention."""
 
@@ -32,7 +32,7 @@ from tests.views.test_legacy import PREFS, legacy  # noqa: F401
 from tests.views.test_legacy import TRAVEL as LEGACY_TRAVEL
 from tests.views.test_news import agent_adds, clock  # noqa: F401
 from tests.views.test_sensitive import CARD, STRUCTURED
-from tests.views.test_support import clear, export, look_up, start
+from tests.views.test_support import clear, export, look_up, looked_up, overview, start
 
 AISLE = "- Prefers aisle seats and morning flights."
 TRAVEL_PAGE = "/memory/agents/travel-planner"
@@ -384,3 +384,25 @@ def test_the_sensitive_review_flags_an_entry_written_again_with_delete_again(ali
     assert CARD not in html  # still masked
     assert 'aria-label="Delete again entry 2 of Travel Planner">Delete again</button>' in html
     assert 'aria-label="Delete entry 3 of Travel Planner">Delete</button>' in html
+
+
+def test_a_memory_support_reveals_lists_what_came_back(alice: Client, carol: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+
+    with CaptureQueriesContext(connection) as queries:
+        response = carol.post(
+            f"{overview(looked_up(carol))}reveal",
+            {"scope_key": "agent:travel-planner", "reason": "User asked what is stored"},
+        )
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert (
+        f"1 entry came back after {ALICE} deleted it through the portal (the same text written "
+        f"again): ## Added 2026-12-04T09:00:00Z — Learnt again, deleted on {today()}"
+    ) in text
+    shared = carol.post(
+        f"{overview(looked_up(carol))}reveal", {"scope_key": "user", "reason": "User asked"}
+    )
+    assert "came back" not in page_text(shared)
