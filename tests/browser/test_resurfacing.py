@@ -1,7 +1,7 @@
 """Deleted memory that comes back, in Chromium against the real devstack (issue 29, item 2):
 alice deletes an entry from its Actions menu, the agent writes the same text again through
-CoreAPI, and she finds it flagged in her search results, on What's new and on the memory
-page; carol finds it on alice's overview and on the memory she reveals; alice follows the
+CoreAPI, and she finds it flagged in her search results, on What's new, among the entries
+to select for deleting and on the memory page; carol finds it on alice's overview and on the memory she reveals; alice follows the
 result's "Delete again…" to the entry's own page and deletes it again. axe checks each page
 with the flag on it."""
 
@@ -48,6 +48,10 @@ def test_alice_and_carol_find_what_came_back_and_alice_deletes_it_again(
     expect(page.locator(".whats-new-came-back")).to_have_count(1)
     expect(page.locator(".whats-new-came-back")).to_contain_text(CAME_BACK)
     check_accessibility(page, "what's new, with an entry that came back")
+
+    page.goto("/memory/select?q=aisle+seats")
+    expect(page.get_by_role("checkbox", name=CAME_BACK)).to_have_count(1)
+    check_accessibility(page, "selecting entries to delete, one came back")
 
     page.goto("/memory/agents/travel-planner")
     expect(page.locator(".entry-came-back")).to_have_count(1)

@@ -1,8 +1,9 @@
 """Deleted memory that comes back (issue 29, item 2): what a person deletes through the portal
 leaves a keyed hash, never the text; when an agent writes the same text again, the memory
 page flags the entry with "Delete again", so do search results (CoreAPI's entries and other
-systems' items, leading to where "Delete again" is), What's new, the sensitive-data review and
-the entry's own page, the memory support reveals lists them,
+systems' items, leading to where "Delete again" is), What's new, the sensitive-data review,
+the page to select entries to delete and the entry's own page, the memory support reveals
+lists them,
 dashboard's card and support's overview count it, and the daily job purges the hashes after
 the retention."""
 
@@ -406,3 +407,20 @@ def test_a_memory_support_reveals_lists_what_came_back(alice: Client, carol: Cli
         f"{overview(looked_up(carol))}reveal", {"scope_key": "user", "reason": "User asked"}
     )
     assert "came back" not in page_text(shared)
+
+
+def test_the_page_to_select_entries_to_delete_flags_an_entry_written_again(alice: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+    written_again(fake, "- Aisle or window: either.")  # matches too, never deleted
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get(reverse("batch_select"), {"q": "aisle"})
+
+    assert hash_queries(queries) == 1
+    labels = re.findall(r'<label class="batch-entry">(.*?)</label>', body(response), re.S)
+    assert len(labels) == 2
+    flagged = [label for label in labels if "This came back" in label]
+    assert len(flagged) == 1 and "morning flights" in flagged[0]
+    assert 'value="agent:travel-planner:1"' in flagged[0]
+    assert f"This came back after you deleted it on {today()}." in page_text(response)
