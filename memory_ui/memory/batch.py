@@ -15,7 +15,8 @@ one can fail or have changed while the others are done, and the results say whic
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import cached_property
 
 from memory_ui.audit import Action
@@ -37,7 +38,7 @@ from memory_ui.memory.search import (
     matching_entries,
     text_pattern,
 )
-from memory_ui.resurfacing import deletions_forget, deletions_record, person_of
+from memory_ui.resurfacing import Deletions, deletions_forget, deletions_record, person_of
 from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_source, memory_store
@@ -102,12 +103,22 @@ def _matching_items(
 
 
 @dataclass(frozen=True)
+class ListedEntry:
+    """A chosen entry as the select page lists it: when the person deleted it before, if it
+    came back (`selection_came_back`)."""
+
+    entry: Entry
+    came_back: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Chosen:
     """The entries chosen in one memory, as read for the preview (newest first)."""
 
     loaded: Loaded
     indexes: list[int]
     pattern: re.Pattern[str] | None = None  # the search's text, when it has one
+    came_back: dict[int, datetime] = field(default_factory=dict)  # by entry index
 
     @property
     def target(self) -> Target:
@@ -121,6 +132,10 @@ class Chosen:
     def entries(self) -> list[Entry]:
         document = self.loaded.prepared.document if self.loaded.prepared else None
         return [document.entries[i] for i in self.indexes] if document else []
+
+    @property
+    def listed(self) -> list[ListedEntry]:
+        return [ListedEntry(entry, self.came_back.get(entry.index)) for entry in self.entries]
 
     @cached_property
     def previews(self) -> list[EntryPreview]:
@@ -176,6 +191,24 @@ def select_matching(loaded: list[Loaded], query: SearchQuery) -> Selection:
         if one.prepared is not None and (found := matching_entries(one.prepared.document, query))
     ]
     return Selection(chosen, [one for one in loaded if one.error is not None])
+
+
+def selection_came_back(selection: Selection, deletions: Deletions) -> Selection:
+    """`selection` with each chosen entry the person deleted before marked (only the chosen
+    entries are hashed, and only when they deleted anything)."""
+    if not deletions.deleted:
+        return selection
+    source = memory_source()
+    chosen = [
+        replace(one, came_back=_came_back(one.entries, deletions, source))
+        for one in selection.chosen
+    ]
+    return replace(selection, chosen=chosen)
+
+
+def _came_back(entries: list[Entry], deletions: Deletions, source: str) -> dict[int, datetime]:
+    found = ((entry.index, deletions.came_back(source, entry.body)) for entry in entries)
+    return {index: when for index, when in found if when}
 
 
 def select_picked(

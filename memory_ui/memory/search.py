@@ -23,9 +23,10 @@ from typing import Literal
 
 from memory_ui.documents import Document
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import Deletions
 from memory_ui.sources.agent_memory import USER_MEMORY_LABEL, Loaded, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.text import without_bidi_controls
 
 # Characters of context on each side of the first match in an excerpt.
@@ -91,13 +92,16 @@ class Segment:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One matching entry, or a whole document (`index` None) that has no dated entries."""
+    """One matching entry, or a whole document (`index` None) that has no dated entries;
+    `came_back`: when the person deleted the entry before, if it came back (the memory page
+    flags it too: memory_ui/resurfacing.py)."""
 
     index: int | None
     kind: Literal["added", "imported", "preamble", "document"]
     timestamp: datetime | None
     reason: list[Segment]  # empty when the entry has no reason
     excerpt: list[Segment]
+    came_back: datetime | None = None
 
     @property
     def dated(self) -> bool:
@@ -207,9 +211,10 @@ class _Matcher:
             return bool(self.text.search(piece.body) or self.text.search(piece.reason))
         return True
 
-    def hit(self, piece: _Piece) -> Hit:
+    def hit(self, piece: _Piece, came_back: datetime | None = None) -> Hit:
         reason = excerpt(piece.reason, self.in_reason) if piece.reason else []
-        return Hit(piece.index, piece.kind, piece.timestamp, reason, excerpt(piece.body, self.text))
+        body = excerpt(piece.body, self.text)
+        return Hit(piece.index, piece.kind, piece.timestamp, reason, body, came_back)
 
 
 def _clean(text: str) -> str:
@@ -273,9 +278,21 @@ def matching_entries(document: Document, query: SearchQuery) -> list[int]:
     ]
 
 
-def search_loaded(loaded: list[Loaded], query: SearchQuery, limits: Limits) -> SearchResults:
-    """Search documents already read; results in the order of `loaded`."""
+def search_loaded(
+    loaded: list[Loaded], query: SearchQuery, limits: Limits, deletions: Deletions | None = None
+) -> SearchResults:
+    """Search documents already read; results in the order of `loaded`. With `deletions`
+    (what the person deleted before), each entry shown that came back says when it went:
+    only the entries shown are hashed, as on a memory page."""
     matcher = _Matcher(query)
+    source = memory_source() if deletions is not None else ""
+
+    def came_back(piece: _Piece) -> datetime | None:
+        # Entries only, as on the memory page: a whole document is not what was deleted.
+        if deletions is None or piece.index is None:
+            return None
+        return deletions.came_back(source, piece.body)
+
     per_memory = limits.alone if len(loaded) == 1 else limits.per_memory
     room = limits.overall
     memories: list[MemoryResults] = []
@@ -291,7 +308,7 @@ def search_loaded(loaded: list[Loaded], query: SearchQuery, limits: Limits) -> S
         memories.append(
             MemoryResults(
                 each.target,
-                hits=[matcher.hit(piece) for piece in shown],
+                hits=[matcher.hit(piece, came_back(piece)) for piece in shown],
                 total=len(found),
                 entries=sum(piece.index is not None for piece in found),
                 empty=not pieces,
@@ -301,8 +318,14 @@ def search_loaded(loaded: list[Loaded], query: SearchQuery, limits: Limits) -> S
 
 
 def memory_search(
-    actor: Actor, targets: list[Target], query: SearchQuery, limits: Limits | None = None
+    actor: Actor,
+    targets: list[Target],
+    query: SearchQuery,
+    limits: Limits | None = None,
+    deletions: Deletions | None = None,
 ) -> SearchResults:
     """Read every memory in `targets` (a few at a time) and search them; a memory CoreAPI
-    failed to give is reported with its error, and the others are still searched."""
-    return search_loaded(memory_store().load_many(actor, targets), query, limits or Limits())
+    failed to give is reported with its error, and the others are still searched. With
+    `deletions`, entries that came back are flagged (`search_loaded`)."""
+    loaded = memory_store().load_many(actor, targets)
+    return search_loaded(loaded, query, limits or Limits(), deletions)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 
 from memory_ui.identity import Actor
@@ -21,6 +22,7 @@ from memory_ui.memory.search import (
     memory_search,
     text_pattern,
 )
+from memory_ui.resurfacing import Deletions, deletions_of, person_of
 from memory_ui.sources import protocol, registry
 from memory_ui.sources.agent_memory import Target
 from memory_ui.sources.generic import subject_of
@@ -51,12 +53,15 @@ def search_counts(results: SearchResults, others: Sequence[SourceResults] = ()) 
 
 @dataclass(frozen=True)
 class SourceHit:
-    """An item of another source matching the text: where it is, and an excerpt."""
+    """An item of another source matching the text: where it is, and an excerpt;
+    `came_back`: when the person deleted the item's text before, if it came back (its page
+    flags it too: memory_ui/resurfacing.py)."""
 
     target: protocol.SourceTarget
     key: str
     description: str
     excerpt: list[Segment]
+    came_back: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,11 @@ def search_everywhere(
     Another source is searched for `query.text` by its own search, then by the portal's
     rule (the text taken literally), so every system matches alike; a date range applies
     to an item's last update. None is searched without text or with a reason filter (their
-    items have no reasons)."""
+    items have no reasons).
+
+    What the person deleted before is read once, here on the request's thread, for every
+    system: a result that came back says so."""
+    deletions = deletions_of(person_of(actor))
     pattern = text_pattern(query.text)
     searched = []
     if others and pattern is not None and not query.reason:
@@ -92,25 +101,41 @@ def search_everywhere(
             if source.backend is not None and source.can(Capability.SEARCH)
         ]
     results, *found = at_once(
-        partial(memory_search, actor, targets, query),
-        *(partial(_source_search, actor, query, pattern, source) for source in searched),
+        partial(memory_search, actor, targets, query, deletions=deletions),
+        *(partial(_source_search, actor, query, pattern, deletions, source) for source in searched),
     )
     return results, found
 
 
 def _source_search(
-    actor: Actor, query: SearchQuery, pattern: re.Pattern[str], source: Source
+    actor: Actor,
+    query: SearchQuery,
+    pattern: re.Pattern[str],
+    deletions: Deletions,
+    source: Source,
 ) -> SourceResults:
     assert source.backend is not None  # search_everywhere keeps sources with adapters
     try:
-        pairs = source.backend(actor).search(subject_of(actor), query.text)
+        backend = source.backend(actor)
+        pairs = backend.search(subject_of(actor), query.text)
     except SourceError as exc:
         return SourceResults(source, error=exc)
-    hits = [
-        SourceHit(target, item.key, item.description, excerpt(item.text or "", pattern))
+    matching = [
+        (target, item)
         for target, item in pairs
         if any(pattern.search(part) for part in (item.key, item.description, item.text or ""))
         and (not query.start or (item.updated is not None and item.updated >= query.start))
         and (not query.end or (item.updated is not None and item.updated < query.end))
+    ]
+    hits = [
+        SourceHit(
+            target,
+            item.key,
+            item.description,
+            excerpt(item.text or "", pattern),
+            # Only an item the search gave with its text can be told apart.
+            deletions.came_back(backend.source, item.text) if item.text else None,
+        )
+        for target, item in matching
     ]
     return SourceResults(source, hits)

@@ -1,4 +1,5 @@
-"""`{% load memory_links %}` then `{{ target|target_url }}` or `{{ target|target_url:"export" }}`."""
+"""`{% load memory_links %}` then `{{ target|target_url }}` or `{{ target|target_url:"export" }}`,
+and `{{ target|entry_page:index }}`."""
 
 from django import template
 
@@ -11,3 +12,8 @@ register = template.Library()
 @register.filter
 def target_url(target: Target, page: str = "memory") -> str:
     return links.target_url(target, page)
+
+
+@register.filter
+def entry_page(target: Target, index: int) -> str:
+    return links.entry_page_url(target, index)

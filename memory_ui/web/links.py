@@ -21,6 +21,11 @@ def target_query(target: Target) -> dict[str, str]:
     return query
 
 
+def entry_page_url(target: Target, index: int) -> str:
+    """An entry's own page: its editor, which offers Move or copy and Delete too."""
+    return f"{reverse('memory_entry_edit')}?{urlencode({**target_query(target), 'index': index})}"
+
+
 def entry_url(target: Target, index: int) -> str:
     """Where an entry lives: its memory's page that holds it, scrolled to it."""
     return f"{target_url(target)}?{urlencode({'entry': index})}#entry-{index}"

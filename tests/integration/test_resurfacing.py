@@ -1,8 +1,9 @@
 """Deleted memory that comes back, against the real devstack (issue 29, item 2): alice deletes
 an entry through the portal, the agent appends the same text through the CoreAPI emulator's
-API, and the portal flags it on the memory page (with Delete again), on the dashboard's card
-and in carol's overview; a legacy file deleted through the portal and written again through
-the legacy store emulator's API is flagged on its page. The hash table holds no text."""
+API, and the portal flags it on the memory page (with Delete again), on the dashboard's card,
+in carol's overview, in search results and on the entry's own page; a legacy file deleted
+through the portal and written again through the legacy store emulator's API is flagged on
+its page and in search results. The hash table holds no text."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tests.devstack.legacy_api import Api
 from tests.integration.conftest import sign_in
 from tests.integration.test_changes import Agent, _entry_delete, agent, portal_coreapi  # noqa: F401
 from tests.integration.test_support import look_up
+from tests.pages import forms
 from tests.views.helpers import page_text
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +87,45 @@ def test_an_entry_an_agent_writes_again_is_flagged_wherever_alice_and_carol_look
     assert "aisle" not in stored and "seats" not in stored and "flights" not in stored
 
 
+def search_hits(html: str) -> list[str]:
+    """Each search result's <li>, as the page has it."""
+    return re.findall(r'<li class="search-hit[^"]*">(.*?)</li>', html, re.S)
+
+
+def test_search_flags_an_entry_the_agent_writes_again_and_leads_to_delete_again(
+    alice: Client,
+    agent: Agent,  # noqa: F811
+) -> None:
+    page = alice.get(TRAVEL_PAGE).content.decode()
+    index = entry_of(page, "aisle seats")
+    body = parse_document(agent.text("travel-planner")).entries[int(index)].body
+    form = _entry_delete(page, index)
+    assert alice.post(form.action, form.fields).status_code == 302
+    assert "This came back" not in page_text(alice.get("/search", {"q": "aisle seats"}))
+
+    agent.append(body.upper(), "travel-planner", "Seat choice")
+
+    html = alice.get("/search", {"q": "aisle seats"}).content.decode()
+    flagged = [hit for hit in search_hits(html) if "This came back" in hit]
+    assert len(flagged) == 1 and "AISLE SEATS" in flagged[0]
+    assert "This came back after you deleted it on" in page_text(
+        alice.get("/search", {"q": "aisle"})
+    )
+    index = entry_of(alice.get(TRAVEL_PAGE).content.decode(), "AISLE SEATS")
+    link = re.search(r'<a href="([^"]+)">Delete again', flagged[0])
+    assert link is not None
+    assert link[1] == f"/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index={index}"
+
+    # The entry's own page, without JavaScript: the note, and its Delete reads "Delete again".
+    entry_page = alice.get(link[1].replace("&amp;", "&")).content.decode()
+    assert "This came back after you deleted it on" in entry_page
+    again = next(f for f in forms(entry_page) if f.action == "/memory/entries/delete")
+    assert re.search(r'class="entry-page-delete">.*?>Delete again</button>', entry_page, re.S)
+    assert alice.post(again.action, again.fields).status_code == 302
+    assert "aisle" not in agent.text("travel-planner").lower()
+    assert "This came back" not in page_text(alice.get("/search", {"q": "aisle"}))
+
+
 @pytest.fixture
 def stores(settings, fresh_legacy: RunningServer) -> Iterator[RunningServer]:
     settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
@@ -121,3 +162,10 @@ def test_a_legacy_file_written_again_is_flagged_on_its_page(
     assert "This came back" not in page_text(
         alice.get(url, {"target": TRAVEL_STORE, "item": other})
     )
+
+    # Search finds it in the legacy stores, flagged, leading to its page.
+    html = alice.get("/search", {"q": "vegetarian meals"}).content.decode()
+    flagged = [hit for hit in search_hits(html) if "This came back" in hit]
+    assert len(flagged) == 1 and PREFERENCES in flagged[0]
+    item_page = f"{url}?target={TRAVEL_STORE}&amp;item={PREFERENCES}"
+    assert f'<a href="{item_page}">Delete again' in flagged[0]

@@ -1,7 +1,11 @@
 """Deleted memory that comes back (issue 29, item 2): what a person deletes through the portal
 leaves a keyed hash, never the text; when an agent writes the same text again, the memory
-page flags the entry with "Delete again", the dashboard's card and support's overview count
-it, and the daily job purges the hashes after the retention."""
+page flags the entry with "Delete again", so do search results (CoreAPI's entries and other
+systems' items, leading to where "Delete again" is), What's new, the sensitive-data review,
+the page to select entries to delete and the entry's own page, the memory support reveals
+lists them,
+dashboard's card and support's overview count it, and the daily job purges the hashes after
+the retention."""
 
 from __future__ import annotations
 
@@ -25,7 +29,11 @@ from tests.fake_source import NOTEBOOK
 from tests.pages import hidden_fields
 from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
 from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # noqa: F401
-from tests.views.test_support import clear, export, look_up, start
+from tests.views.test_legacy import PREFS, legacy  # noqa: F401
+from tests.views.test_legacy import TRAVEL as LEGACY_TRAVEL
+from tests.views.test_news import agent_adds, clock  # noqa: F401
+from tests.views.test_sensitive import CARD, STRUCTURED
+from tests.views.test_support import clear, export, look_up, looked_up, overview, start
 
 AISLE = "- Prefers aisle seats and morning flights."
 TRAVEL_PAGE = "/memory/agents/travel-planner"
@@ -243,3 +251,176 @@ def test_a_deletion_request_keeps_the_hashes(alice: Client, carol: Client, fake:
     assert list(DeletedHash.objects.values_list("upn", "source", "digest")) == kept
     written_again(fake, AISLE)  # the agent writes it again after the erasure
     assert "This came back" in page_text(alice.get(TRAVEL_PAGE))
+
+
+ENTRY_PAGE = "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index="
+
+
+def search_hits(response) -> list[str]:
+    """Each search result's <li>, as the page has it."""
+    return re.findall(
+        r'<li class="search-hit[^"]*">(.*?)</li>\s*(?=<li class="search-hit|</ol>)',
+        body(response),
+        re.S,
+    )
+
+
+def test_search_flags_an_entry_written_again_and_leads_to_its_page(alice: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, "-   prefers AISLE seats\nand morning flights.")
+    written_again(fake, "- Aisle or window: either.")  # matches too, never deleted
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get(reverse("search"), {"q": "aisle"})
+
+    assert hash_queries(queries) == 1
+    hits = search_hits(response)
+    assert len(hits) == 2
+    flagged = [hit for hit in hits if "This came back" in hit]
+    assert len(flagged) == 1 and "morning flights" in flagged[0]
+    assert 'class="search-hit search-hit-came-back"' in body(response)
+    assert f"This came back after you deleted it on {today()}." in page_text(response)
+    # Its link goes to the entry's own page, where Delete reads "Delete again".
+    link = re.search(
+        r'<p class="came-back" role="note">.*?<a href="([^"]+)">Delete again', flagged[0], re.S
+    )
+    assert link is not None and link[1] == f"{ENTRY_PAGE}1"
+    entry_page = page_text(alice.get(link[1].replace("&amp;", "&")))
+    assert f"This came back after you deleted it on {today()}." in entry_page
+    assert "Delete again" in entry_page
+
+
+def test_search_flags_a_file_of_another_system_written_again(alice: Client, legacy):  # noqa: F811
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
+    legacy.put("it-helpdesk", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get(reverse("search"), {"q": "aisle seats"})
+
+    assert hash_queries(queries) == 1  # one for CoreAPI's memories and every other system
+    hits = [hit for hit in search_hits(response) if "item-key" in hit]
+    assert len(hits) == 2
+    flagged = [hit for hit in hits if "This came back" in hit]
+    assert len(flagged) == 1 and PREFS in flagged[0]
+    assert f"This came back after you deleted it on {today()}." in page_text(response)
+    item_page = (
+        reverse("source_item", args=["legacy"]) + f"?target={LEGACY_TRAVEL}&amp;item={PREFS}"
+    )
+    assert f'<a href="{item_page}">Delete again' in flagged[0]
+    shown = page_text(alice.get(item_page.replace("&amp;", "&")))
+    assert "This came back after you deleted it on" in shown and "Delete again" in shown
+
+
+def test_the_entry_page_says_it_came_back_and_its_delete_reads_delete_again(alice: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+    url = "/memory/entries/edit?scope=agent&agent=travel-planner&index="
+
+    page = alice.get(url + "1")
+
+    text = page_text(page)
+    assert f"This came back after you deleted it on {today()}." in text
+    button = re.search(
+        r'<form method="post" action="/memory/entries/delete" class="entry-page-delete">.*?</form>',
+        body(page),
+        re.S,
+    )
+    assert button is not None
+    assert 'aria-label="Delete again entry 2">Delete again</button>' in button[0]
+    # An entry never deleted: neither the note nor "again".
+    other = alice.get(url + "0")
+    assert "This came back" not in page_text(other)
+    assert 'aria-label="Delete entry 1">Delete</button>' in body(other)
+
+    # Delete again, without JavaScript: the page's own form.
+    assert alice.post("/memory/entries/delete", hidden_fields(button[0])).status_code == 302
+    assert "aisle" not in fake.text("travel-planner").lower()
+
+
+def test_whats_new_flags_an_entry_written_again_and_leads_to_its_page(
+    alice: Client,
+    fake,
+    clock,  # noqa: F811
+):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)  # her visit to the page, then the delete
+    agent_adds(fake, clock, "travel-planner", AISLE, "Learnt again")
+    agent_adds(fake, clock, "travel-planner", "- Seat 42.", "Seat booked")
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get("/whats-new")
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert "2 new entries." in text
+    assert text.count("This came back") == 1
+    assert f"This came back after you deleted it on {today()}." in text
+    rows = re.findall(
+        r"<li[^>]*>\s*<article class=\"whats-new-entry\">(.*?)</article>", body(response), re.S
+    )
+    flagged = [row for row in rows if "This came back" in row]
+    assert len(flagged) == 1 and "aisle seats" in flagged[0]
+    assert f'<a href="{ENTRY_PAGE}1">Delete again' in flagged[0]
+
+
+def test_the_sensitive_review_flags_an_entry_written_again_with_delete_again(alice, fake):
+    fake.put(STRUCTURED, agent="travel-planner")
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 1)  # the card number
+    assert CARD not in fake.text("travel-planner")
+    written_again(fake, f"- Visa {CARD} for hotels.")
+    written_again(fake, "- Amex 3782 822463 10005 for flights.")  # sensitive, never deleted
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get("/memory/sensitive")
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert "2 entries may be sensitive" in text
+    assert text.count("This came back") == 1
+    assert f"This came back after you deleted it on {today()}." in text
+    html = body(response)
+    assert CARD not in html  # still masked
+    assert 'aria-label="Delete again entry 2 of Travel Planner">Delete again</button>' in html
+    assert 'aria-label="Delete entry 3 of Travel Planner">Delete</button>' in html
+
+
+def test_a_memory_support_reveals_lists_what_came_back(alice: Client, carol: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+
+    with CaptureQueriesContext(connection) as queries:
+        response = carol.post(
+            f"{overview(looked_up(carol))}reveal",
+            {"scope_key": "agent:travel-planner", "reason": "User asked what is stored"},
+        )
+
+    assert hash_queries(queries) == 1
+    text = page_text(response)
+    assert (
+        f"1 entry came back after {ALICE} deleted it through the portal (the same text written "
+        f"again): ## Added 2026-12-04T09:00:00Z — Learnt again, deleted on {today()}"
+    ) in text
+    shared = carol.post(
+        f"{overview(looked_up(carol))}reveal", {"scope_key": "user", "reason": "User asked"}
+    )
+    assert "came back" not in page_text(shared)
+
+
+def test_the_page_to_select_entries_to_delete_flags_an_entry_written_again(alice: Client, fake):
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+    written_again(fake, "- Aisle or window: either.")  # matches too, never deleted
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.get(reverse("batch_select"), {"q": "aisle"})
+
+    assert hash_queries(queries) == 1
+    labels = re.findall(r'<label class="batch-entry">(.*?)</label>', body(response), re.S)
+    assert len(labels) == 2
+    flagged = [label for label in labels if "This came back" in label]
+    assert len(flagged) == 1 and "morning flights" in flagged[0]
+    assert 'value="agent:travel-planner:1"' in flagged[0]
+    assert f"This came back after you deleted it on {today()}." in page_text(response)

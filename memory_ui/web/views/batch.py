@@ -33,12 +33,14 @@ from memory_ui.memory.batch import (
     batch_restore,
     select_matching,
     select_picked,
+    selection_came_back,
 )
 from memory_ui.memory.search import SearchQuery, day_range
+from memory_ui.resurfacing import deletions_of
 from memory_ui.sources.agent_memory import Target, all_targets
 from memory_ui.sources.protocol import SourceError
 from memory_ui.sources.registry import memory_store
-from memory_ui.web.access import user_actor, user_agents
+from memory_ui.web.access import signed_in, user_actor, user_agents
 from memory_ui.web.forms import SearchForm
 from memory_ui.web.htmx import HtmxHttpRequest
 from memory_ui.web.stores.batch_undo import batch_undo_remember, batch_undo_take
@@ -86,6 +88,9 @@ def _select_page(
     status: int = 200,
     error: SourceError | None = None,
 ) -> HttpResponse:
+    if selection is not None:
+        # Each entry listed that came back after the person deleted it says so (one query).
+        selection = selection_came_back(selection, deletions_of(signed_in(request).upn))
     context = {
         "form": form,
         "selection": selection,

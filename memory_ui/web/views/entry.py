@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django.http import HttpResponse
@@ -17,9 +18,10 @@ from django.urls import reverse
 from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_of, person_of
 from memory_ui.sources.agent_memory import Loaded, Memory, MemoryChanged, NothingToChange, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
@@ -34,7 +36,8 @@ class EntryPage:
     (started from `version`), the `entry` as it is stored, and at most one of: why the
     memory could not be loaded, why nothing was saved (`error`, with the `form`'s field
     errors), a conflict, that the entry is `missing`, or that the memory is too large
-    (`too_large` bytes) to rewrite."""
+    (`too_large` bytes) to rewrite. `came_back`: when the person deleted the entry before,
+    if it came back (its Delete reads "Delete again")."""
 
     target: Target
     index: int
@@ -48,6 +51,7 @@ class EntryPage:
     conflict: bool = False
     missing: bool = False
     too_large: int | None = None
+    came_back: datetime | None = None
 
     def editor(self) -> forms.EntryEditForm:
         """The form as the editor shows it: as posted (with its errors) or else the draft,
@@ -139,7 +143,10 @@ def _start(request: HtmxHttpRequest, actor: Actor, target: Target) -> HttpRespon
         return _render(request, EntryPage(target, index, missing=True), status=404)
     assert loaded.memory is not None
     version = Version.of(loaded.memory).token()
-    page = EntryPage(target, index, entry.body, entry.reason or "", version, entry=entry)
+    came_back = deletions_of(person_of(actor)).came_back(memory_source(), entry.body)
+    page = EntryPage(
+        target, index, entry.body, entry.reason or "", version, entry=entry, came_back=came_back
+    )
     return _render(request, page)
 
 

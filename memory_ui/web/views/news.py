@@ -4,6 +4,7 @@ first) and "Mark as seen" for one memory or all of them (`memory_ui.visits`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,15 +15,16 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_ui.documents import entry_label
 from memory_ui.documents.versions import Version
 from memory_ui.identity import Actor
+from memory_ui.resurfacing import deletions_of
 from memory_ui.sources.agent_memory import Loaded, Target, all_targets
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.visits import NewEntry, visit_record, visits_of, whats_new
 from memory_ui.web import forms
 from memory_ui.web.access import on_memory, signed_in, user_actor, user_agents
 from memory_ui.web.errors import AgentsUnlisted
 from memory_ui.web.htmx import HtmxHttpRequest
-from memory_ui.web.links import target_url
+from memory_ui.web.links import entry_page_url, target_url
 from memory_ui.web.screens import every_memory
 
 FIRST_LINE = 120  # characters of an entry's first line shown on What's new
@@ -30,11 +32,15 @@ FIRST_LINE = 120  # characters of an entry's first line shown on What's new
 
 @dataclass(frozen=True)
 class NewRow:
-    """One line of What's new: which memory, when, why, and the entry's first line."""
+    """One line of What's new: which memory, when, why, and the entry's first line; when the
+    person deleted the entry before, if it came back (`again_url`: its own page, where
+    Delete reads "Delete again")."""
 
     new: NewEntry
     url: str
     first_line: str
+    came_back: datetime | None = None
+    again_url: str = ""
 
 
 @dataclass
@@ -61,9 +67,14 @@ def _page(request: HtmxHttpRequest) -> WhatsNewPage:
         versions={one.key: Version.of(one.memory).token() for one in loaded if one.memory},
         counting=bool(visits),
     )
+    deletions, source = deletions_of(signed_in(request).upn), memory_source()
     for new in whats_new(loaded, visits):
-        url = f"{target_url(new.target)}?entry={new.entry.index}#entry-{new.entry.index}"
-        page.rows.append(NewRow(new, url, entry_label(new.entry.body, FIRST_LINE)))
+        index = new.entry.index
+        url = f"{target_url(new.target)}?entry={index}#entry-{index}"
+        came_back = deletions.came_back(source, new.entry.body)
+        again = entry_page_url(new.target, index) if came_back else ""
+        first_line = entry_label(new.entry.body, FIRST_LINE)
+        page.rows.append(NewRow(new, url, first_line, came_back, again))
     return page
 
 

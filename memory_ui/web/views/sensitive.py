@@ -7,11 +7,14 @@ needs only how many entries were flagged: that count is remembered per document 
 (`memory.flag_counts`), so a memory that did not change is not scanned again. Deleting
 goes through the memory page's own delete forms (POST /memory/entries/delete or
 /memory/items/delete, with their version check), which land on that memory page with Undo.
+An entry the person deleted before that came back says so, and its Delete reads "Delete
+again" (memory_ui/resurfacing.py: one query for the page).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -20,22 +23,35 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
 from memory_ui.memory.flag_counts import flag_count
-from memory_ui.memory.sensitive import Scan, sensitive_scan
+from memory_ui.memory.sensitive import Flagged, Scan, sensitive_scan
+from memory_ui.resurfacing import Deletions, deletions_of
 from memory_ui.sources.agent_memory import Loaded
 from memory_ui.sources.protocol import SourceError
+from memory_ui.sources.registry import memory_source
+from memory_ui.web.access import signed_in
 from memory_ui.web.htmx import HtmxHttpRequest, render_fragment, render_page
 from memory_ui.web.links import target_url
 from memory_ui.web.screens import every_memory
 
 
 @dataclass(frozen=True)
+class Shown:
+    """A flagged part as the review lists it, with when the person deleted it before if it
+    is an entry that came back."""
+
+    flagged: Flagged
+    came_back: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Reviewed:
-    """One memory as the review shows it: what was flagged in it, or why it could not be
-    read."""
+    """One memory as the review shows it: what was flagged in it (`shown`), or why it
+    could not be read."""
 
     loaded: Loaded
     scan: Scan | None
     url: str
+    shown: list[Shown] = field(default_factory=list)
 
     @property
     def flagged_count(self) -> int:
@@ -73,17 +89,24 @@ def _review(request: HtmxHttpRequest) -> Review:
         loaded = every_memory(request)
     except SourceError as exc:
         return Review(error=exc)
-    region = settings.PORTAL_PHONE_REGION
-    return Review(
-        [
-            Reviewed(
-                one,
-                sensitive_scan(one.document, phone_region=region) if one.document else None,
-                target_url(one.target),
-            )
-            for one in loaded
-        ]
-    )
+    deletions = deletions_of(signed_in(request).upn)
+    return Review([_reviewed(one, deletions) for one in loaded])
+
+
+def _reviewed(loaded: Loaded, deletions: Deletions) -> Reviewed:
+    if loaded.document is None:
+        return Reviewed(loaded, None, target_url(loaded.target))
+    scan = sensitive_scan(loaded.document, phone_region=settings.PORTAL_PHONE_REGION)
+    source = memory_source()
+
+    def came_back(flagged: Flagged) -> datetime | None:
+        # Entries only, as on the memory page (a list item of a document without entries
+        # is not flagged there either).
+        entry = flagged.part.entry
+        return deletions.came_back(source, entry.body) if entry else None
+
+    shown = [Shown(flagged, came_back(flagged)) for flagged in scan.flagged]
+    return Reviewed(loaded, scan, target_url(loaded.target), shown)
 
 
 @require_GET

@@ -9,6 +9,9 @@ opaque id of this session instead of the UPN (`support_pages.support_door`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,8 +19,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory_ui import auth
 from memory_ui.audit import Action, agent_names_remember
+from memory_ui.documents import Document
+from memory_ui.resurfacing import deletions_of
 from memory_ui.sources.agent_memory import all_targets
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.web.access import signed_in, support_actor, support_required
 from memory_ui.web.forms.support import LookupForm, RevealForm
 from memory_ui.web.stores.support import (
@@ -96,8 +101,34 @@ def support_reveal(request: HttpRequest, user: LookedUp) -> HttpResponse:
         "target": revealed.target,
         "memory": revealed.memory,
         "document": revealed.document,
+        "came_back": _came_back(upn, revealed.document),
     }
     return render(request, "memory_ui/support/reveal.html", context)
+
+
+@dataclass(frozen=True)
+class CameBack:
+    """An entry of a revealed memory that came back after the person deleted it, named as
+    the markdown shows it (its heading line; "" for the text before the first heading)."""
+
+    heading: str
+    deleted_on: datetime
+
+
+def _came_back(upn: str, document: Document | None) -> list[CameBack]:
+    """The revealed memory's entries the person deleted before (one query): the page shows
+    the markdown whole, so it lists them by heading rather than flag them in place."""
+    deletions = deletions_of(upn)
+    if document is None or not deletions.deleted:
+        return []
+    source = memory_source()
+    found = []
+    for entry in document.entries:
+        when = deletions.came_back(source, entry.body)
+        if when:
+            heading = "" if entry.kind == "preamble" else entry.source.splitlines()[0]
+            found.append(CameBack(heading, when))
+    return found
 
 
 def support_old_address(request: HttpRequest) -> HttpResponse:
