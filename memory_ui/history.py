@@ -40,11 +40,16 @@ def _fernet() -> MultiFernet:
     return MultiFernet([Fernet(key) for key in keys])
 
 
-def version_keep(actor: Actor, target_key: str, action: str, before: str, after: str) -> None:
-    """Keep the version `before` a change of the person's own (support's keep none)."""
+def version_keep(
+    actor: Actor, target_key: str, action: str, before: str, after: str, *, item: str = ""
+) -> None:
+    """Keep the version `before` a change of the person's own (support's keep none). `item`:
+    which item of the memory it was, where the key names it only by a digest (sealed with
+    the text: a source's item key may say something about the person)."""
     if actor.subject_upn or action not in KEPT or before == after:
         return
-    sealed = _fernet().encrypt(json.dumps({"before": before, "after": after}).encode())
+    kept = {"before": before, "after": after} | ({"item": item} if item else {})
+    sealed = _fernet().encrypt(json.dumps(kept).encode())
     PriorVersion.objects.create(
         upn=actor.who.upn.lower(),
         target_key=target_key,
@@ -56,8 +61,9 @@ def version_keep(actor: Actor, target_key: str, action: str, before: str, after:
 
 @dataclass(frozen=True)
 class Change:
-    """One change kept: its row and, decrypted, the document before and after it (both
-    "" and `unreadable` when no key of PORTAL_HISTORY_KEYS opens it any more)."""
+    """One change kept: its row and, decrypted, the document before and after it and the
+    item it was of where one was kept (all "" and `unreadable` when no key of
+    PORTAL_HISTORY_KEYS opens it any more)."""
 
     id: int
     action: str
@@ -65,6 +71,7 @@ class Change:
     before: str
     after: str
     unreadable: bool = False
+    item: str = ""
 
 
 def _opened(row: PriorVersion) -> Change:
@@ -72,19 +79,31 @@ def _opened(row: PriorVersion) -> Change:
         kept = json.loads(_fernet().decrypt(bytes(row.sealed)))
     except InvalidToken:
         return Change(row.id, row.action, row.created_at, "", "", unreadable=True)
-    return Change(row.id, row.action, row.created_at, kept["before"], kept["after"])
+    return Change(
+        row.id, row.action, row.created_at, kept["before"], kept["after"], item=kept.get("item", "")
+    )
+
+
+def _within_retention(upn: str):
+    cutoff = timezone.now() - timedelta(days=settings.PORTAL_HISTORY_RETENTION_DAYS)
+    return PriorVersion.objects.filter(upn=upn.lower(), created_at__gte=cutoff)
 
 
 def _kept(upn: str, target_key: str):
-    cutoff = timezone.now() - timedelta(days=settings.PORTAL_HISTORY_RETENTION_DAYS)
-    return PriorVersion.objects.filter(
-        upn=upn.lower(), target_key=target_key, created_at__gte=cutoff
-    )
+    return _within_retention(upn).filter(target_key=target_key)
 
 
 def versions_of(upn: str, target_key: str) -> list[Change]:
     """The person's changes to one memory within the retention, newest first."""
     return [_opened(row) for row in _kept(upn, target_key)]
+
+
+def versions_under(upn: str, key_prefix: str) -> list[Change]:
+    """The person's changes to every memory whose key starts with `key_prefix` (the items of
+    one target of a source), within the retention, newest first."""
+    return [
+        _opened(row) for row in _within_retention(upn).filter(target_key__startswith=key_prefix)
+    ]
 
 
 def version_find(upn: str, target_key: str, change_id: int) -> Change | None:

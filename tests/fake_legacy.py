@@ -27,6 +27,7 @@ STORES = {
     "it-helpdesk": "main.agents.it_helpdesk_memory",
 }
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC)
+NOTES = "/memories/notes.md"  # where an append goes
 
 
 def missing_sentence(capability: Capability) -> str:
@@ -108,6 +109,14 @@ class FakeLegacyBackend:
         before = self.read_item(subject, target, key)
         del self._files(subject, target)[key]
         return before
+
+    def append(self, subject: Subject, target: SourceTarget, text: str, reason: str) -> Item:
+        """As the stores do: to the target's notes file, created on first use."""
+        files = self._files(subject, target)
+        notes = files.get(NOTES)
+        joined = f"{notes.text.rstrip()}\n\n{text}" if notes and notes.text else text
+        files[NOTES] = Item(NOTES, "", NOW, joined)
+        return files[NOTES]
 
     def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
         files = self._files(subject, target)

@@ -5,6 +5,9 @@ read for someone else is audited with the source's name, as the sources with ope
 their own do (a target's key stands where a legacy event keeps its store: never an item's
 key or content).
 
+A person's own changes (edit, resolve, delete, Undo, a restore) keep the version before them
+(`item_history`), which the item's History puts back (`item_put_back`).
+
 An item's version, where the backend gives none, is the sha256 of its text: an erasure after
 an export deletes only items still as the export handed them over.
 
@@ -23,6 +26,7 @@ from memory_ui.audit import Action, audit_record
 from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
 from memory_ui.resurfacing import deletions_forget, deletions_of, deletions_record
+from memory_ui.sources.item_history import item_kept
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -194,6 +198,7 @@ def item_delete(actor: Actor, backend: MemoryBackend, target: SourceTarget, key:
     )
     audit(actor, backend.source, Action.DELETE_ENTRY, target, before=deleted.text)
     deletions_record(subject.upn, backend.source, [deleted.text or ""])
+    item_kept(actor, backend.source, target, key, Action.DELETE_ENTRY, deleted.text or "", "")
     return deleted
 
 
@@ -206,6 +211,7 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
     )
     audit(actor, backend.source, Action.UNDO, target, after=restored.text)
     deletions_forget(subject.upn, backend.source, [item.text or ""])
+    item_kept(actor, backend.source, target, restored.key, Action.UNDO, "", restored.text or "")
     return restored
 
 
@@ -237,37 +243,47 @@ def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> 
 
 
 def _still_at(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, version: str
+    actor: Actor,
+    backend: MemoryBackend,
+    target: SourceTarget,
+    key: str,
+    version: str,
+    action: str = Action.EDIT,
 ) -> Item:
-    """The item just before an edit, if it is still at `version` (else ItemChanged, audited
-    as the edit's failure)."""
+    """The item just before a change, if it is still at `version` (else ItemChanged,
+    audited as the change's failure)."""
     subject = subject_of(actor)
     current = audited(
-        actor, backend, Action.EDIT, target, lambda: backend.read_item(subject, target, key)
+        actor, backend, action, target, lambda: backend.read_item(subject, target, key)
     )
     if version_of(current) != version:
         changed = ItemChanged(current)
-        audit(actor, backend.source, Action.EDIT, target, error=changed)
+        audit(actor, backend.source, action, target, error=changed)
         raise changed
     return current
 
 
 def item_replace(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
+    actor: Actor,
+    backend: MemoryBackend,
+    target: SourceTarget,
+    key: str,
+    text: str,
+    version: str,
+    *,
+    action: str = Action.EDIT,
 ) -> Item:
     """One item's text replaced with `text` if it is still at `version` (`version_of` when
-    the editor opened), compared just before saving. Audited."""
+    the editor opened), compared just before saving. Audited as `action` (an edit, or the
+    restore of an earlier version), and the version before kept."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
-    current = _still_at(actor, backend, target, key, version)
+    current = _still_at(actor, backend, target, key, version, action)
     edited = audited(
-        actor,
-        backend,
-        Action.EDIT,
-        target,
-        lambda: backend.replace_item(subject, target, key, text),
+        actor, backend, action, target, lambda: backend.replace_item(subject, target, key, text)
     )
-    audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
+    audit(actor, backend.source, action, target, before=current.text, after=edited.text)
+    item_kept(actor, backend.source, target, key, action, current.text or "", edited.text or "")
     return edited
 
 
@@ -295,6 +311,9 @@ def entry_edit(
         lambda: backend.edit_item(subject, target, key, old, new),
     )
     audit(actor, backend.source, Action.EDIT, target, before=current.text, after=edited.text)
+    item_kept(
+        actor, backend.source, target, key, Action.EDIT, current.text or "", edited.text or ""
+    )
     return edited
 
 
@@ -321,7 +340,62 @@ def item_resolve(
         lambda: backend.replace_item(subject, target, key, text),
     )
     audit(actor, backend.source, Action.EDIT, target, before=current.text, after=kept.text)
+    item_kept(actor, backend.source, target, key, Action.EDIT, current.text or "", kept.text or "")
     return kept
+
+
+RESTORED_REASON = "Restored an earlier version"
+
+
+def item_put_back(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
+) -> Item:
+    """`text`, an earlier version of item `key` the History kept, put back as a conditional
+    write: over the item if it is still at `version`; where the History showed it deleted
+    (`version` ""), only if it is still gone, by the source's restore, else added again as a
+    new item (another key). Audited and kept as a restore, which is taken back the same way."""
+    action = Action.RESTORE_VERSION
+    if version:
+        return item_replace(actor, backend, target, key, text, version, action=action)
+    restores = Capability.RESTORE_ITEM in backend.capabilities
+    if not restores:
+        require(backend, Capability.APPEND)
+    subject = subject_of(actor)
+    _still_gone(actor, backend, target, key, action)
+    if restores:
+        put_back = Item(key, "", None, text)
+        restored = audited(
+            actor, backend, action, target, lambda: backend.restore_item(subject, target, put_back)
+        )
+    else:
+        restored = audited(
+            actor,
+            backend,
+            action,
+            target,
+            lambda: backend.append(subject, target, text, RESTORED_REASON),
+        )
+    audit(actor, backend.source, action, target, after=restored.text)
+    deletions_forget(subject.upn, backend.source, [text])
+    item_kept(actor, backend.source, target, restored.key, action, "", restored.text or "")
+    return restored
+
+
+def _still_gone(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, action: str
+) -> None:
+    """Nothing is at `key` just before a deleted item is put back (else ItemChanged, audited
+    as the restore's failure: what was written there meanwhile is not overwritten)."""
+    try:
+        current = backend.read_item(subject_of(actor), target, key)
+    except SourceError as exc:
+        if exc.portal_status == 404:
+            return
+        audit(actor, backend.source, action, target, error=exc)
+        raise
+    changed = ItemChanged(current)
+    audit(actor, backend.source, action, target, error=changed)
+    raise changed
 
 
 def entries_of(item: Item) -> list[tuple[int, str]]:

@@ -1,9 +1,9 @@
 """Input for the generic source pages (`views.sources`, `views.source_changes`,
-`views.source_move`): which target and item, an item's new text or one entry of it (each
-previewed or saved), Undo of a delete, the typed confirmation of a clear, and a move. The
-source is in the URL and looked up in the registry; a target key is looked up among the
-person's own targets, and an item key is the source's to check, so neither is trusted here
-beyond its shape."""
+`views.source_history`, `views.source_move`): which target and item, an item's new text or
+one entry of it (each previewed or saved), Undo of a delete, the restore of an earlier
+version, the typed confirmation of a clear, and a move. The source is in the URL and looked
+up in the registry; a target key is looked up among the person's own targets, and an item
+key is the source's to check, so neither is trusted here beyond its shape."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ class SourceResolveForm(SourceItemForm):
 
     version = forms.CharField(max_length=MAX_KEY)
     keep = forms.IntegerField(min_value=0)
+
+
+class SourceRestoreForm(SourceItemForm):
+    """ "Restore this version" on an item's History: which change's version before, from the
+    item's `version` when the History showed it ("": it showed the item deleted)."""
+
+    change = forms.IntegerField(min_value=1)
+    version = forms.CharField(max_length=MAX_KEY, required=False)
 
 
 class SourceEditForm(SourceChangeForm):

@@ -5,8 +5,6 @@ encrypted for PORTAL_HISTORY_RETENTION_DAYS: memory_ui/history.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -14,7 +12,6 @@ from django.http import Http404, HttpResponse
 from django.urls import reverse
 
 from memory_ui.audit import Action
-from memory_ui.documents.diffs import DiffLine, diff_lines
 from memory_ui.documents.parse import parse_document
 from memory_ui.history import Change, version_find, versions_of
 from memory_ui.identity import Actor
@@ -25,44 +22,15 @@ from memory_ui.sources.registry import memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
+from memory_ui.web.history_lines import Happened, action_labels, your_changes
 from memory_ui.web.htmx import HtmxHttpRequest, redirect_to, render_page
 from memory_ui.web.links import target_query
 from memory_ui.web.screens import not_done, saved_notices
 
 
-@dataclass(frozen=True)
-class Happened:
-    """One line of the History, newest first: `who` did `what` at `at`; a change of the
-    person's own carries its `change` (and `diff`), which can be restored."""
-
-    at: datetime
-    who: str
-    what: str
-    change: Change | None = None
-    diff: list[DiffLine] | None = None
-
-
-def _actions() -> dict[str, str]:
-    return dict(AuditEvent.Action.choices)
-
-
-def _yours(changes: list[Change]) -> list[Happened]:
-    labels = _actions()
-    return [
-        Happened(
-            change.at,
-            "You",
-            labels.get(change.action, change.action),
-            change,
-            None if change.unreadable else diff_lines(change.before, change.after),
-        )
-        for change in changes
-    ]
-
-
 def _support(upn: str, target: Target) -> list[Happened]:
     """Support's actions on this memory, from the audit trail."""
-    labels = _actions()
+    labels = action_labels()
     events = AuditEvent.objects.filter(
         subject_upn__iexact=upn,
         actor_is_support=True,
@@ -110,7 +78,7 @@ def _page(
             request, "memory_ui/history.html", "history", context, status=exc.portal_status
         )
     happened = (
-        _yours(versions_of(actor.who.upn, target.key))
+        your_changes(versions_of(actor.who.upn, target.key))
         + _support(actor.who.upn, target)
         + _agents(memory.content_markdown)
     )

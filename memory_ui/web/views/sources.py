@@ -1,7 +1,8 @@
 """The generic source pages, for every registered source with an adapter (the registry's
 `Source.backend`; the legacy stores are one), named by the source's short name in the URL:
 its dashboard section (its targets, loaded after first paint), a target's page (its items a
-page at a time, with the actions it offers and one sentence for each it does not), an
+page at a time, with the actions it offers and one sentence for each it does not, and the
+items the person deleted, each found again by its History: `views.source_history`), an
 item's page, a clear with one result per item, and downloads. Changes are in
 `views.source_changes`, the move into the primary source in `views.source_move`; what they
 share (the place a request names, the door of every action) in `web.source_pages`.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.middleware.csrf import get_token
@@ -27,6 +29,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory_ui.sources import generic, registry
+from memory_ui.sources.item_history import deleted_items
 from memory_ui.sources.protocol import Capability, SourceError
 from memory_ui.web.access import user_actor
 from memory_ui.web.downloads import download_began
@@ -44,6 +47,9 @@ from memory_ui.web.source_pages import (
     source_or_404,
 )
 from memory_ui.web.stores.item_undo import item_undo_label
+
+# The changes an item's History keeps (an Undo or a restore needs one of them first).
+CHANGES_KEPT = Capability.EDIT_ITEM | Capability.DELETE_ITEM | Capability.RESOLVE
 
 
 @require_GET
@@ -85,6 +91,10 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
             context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
     except SourceError as exc:
         context["error"] = exc
+    if not cursor:  # a deleted item is found again by its History
+        upn = user_actor(request).who.upn
+        context["deleted"] = deleted_items(upn, place.source.name, place.target)
+        context["retention_days"] = settings.PORTAL_HISTORY_RETENTION_DAYS
     undo = request.GET.get("undo", "")
     if undo:
         # After a delete: the notice names the item from the session, never from the URL.
@@ -104,6 +114,8 @@ def item(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     if not form.is_valid():
         raise Http404("No such item.")
     context: dict[str, Any] = {"place": place, "offered": place.offered, "error": None}
+    # The History of what the person changed, where the source lets the portal change items.
+    context["history"] = bool(place.backend.capabilities & CHANGES_KEPT)
     # Where the item holds several versions: keeping one, or why it cannot be done here.
     resolve = place.allows(Capability.RESOLVE)
     context |= {
