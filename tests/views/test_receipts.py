@@ -129,7 +129,8 @@ def test_a_memory_an_agent_writes_to_during_the_erasure_is_partly_with_erase_aga
     assert helpdesk["outcome"] == "partly"
     assert helpdesk["after"]["items"] == 1 and helpdesk["after"]["bytes"] == 26
     assert rows["Shared with every agent"]["outcome"] == "erased"
-    assert "VPN" not in ErasureReceipt.objects.get().document
+    # The whole text (a short word can turn up by chance in the base64 signature).
+    assert "Uses the VPN from home" not in ErasureReceipt.objects.get().document
 
     # Erase again clears what the read-back found, reads back, and signs a new receipt.
     monkeypatch.setattr(fake, "clear_memory", clear_memory)
