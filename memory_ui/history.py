@@ -15,6 +15,7 @@ a person's (`versions_erase`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -124,3 +125,17 @@ def versions_purge(now: datetime | None = None) -> int:
     cutoff = (now or timezone.now()) - timedelta(days=days)
     deleted, _ = PriorVersion.objects.filter(created_at__lt=cutoff).delete()
     return deleted
+
+
+def with_arrivals(
+    change: Change, since: list[Change], now: str, pieces: Callable[[str], list[str]]
+) -> list[str]:
+    """What a restore of the version before `change` keeps of `now`: its pieces (`pieces`
+    splits a text: a memory's dated entries, a file's lines) that neither that version holds
+    nor one of the person's changes from `change` on (`since`) brought in, i.e. what others,
+    agents, added after it, verbatim and in their order. Nothing the person deleted comes
+    back unless the restored version holds it: it is not in `now`."""
+    accounted = set(pieces(change.before))
+    for mine in since:
+        accounted |= set(pieces(mine.after)) - set(pieces(mine.before))
+    return [piece for piece in pieces(now) if piece not in accounted]

@@ -268,17 +268,20 @@ def item_replace(
     backend: MemoryBackend,
     target: SourceTarget,
     key: str,
-    text: str,
+    text: str | Callable[[str], str],
     version: str,
     *,
     action: str = Action.EDIT,
 ) -> Item:
-    """One item's text replaced with `text` if it is still at `version` (`version_of` when
-    the editor opened), compared just before saving. Audited as `action` (an edit, or the
-    restore of an earlier version), and the version before kept."""
+    """One item's text replaced with `text` (or what `text` makes of the item's text just
+    read) if it is still at `version` (`version_of` when the editor opened), compared just
+    before saving. Audited as `action` (an edit, or the restore of an earlier version), and
+    the version before kept."""
     require(backend, Capability.EDIT_ITEM)
     subject = subject_of(actor)
     current = _still_at(actor, backend, target, key, version, action)
+    if callable(text):
+        text = text(current.text or "")
     edited = audited(
         actor, backend, action, target, lambda: backend.replace_item(subject, target, key, text)
     )
@@ -348,15 +351,22 @@ RESTORED_REASON = "Restored an earlier version"
 
 
 def item_put_back(
-    actor: Actor, backend: MemoryBackend, target: SourceTarget, key: str, text: str, version: str
+    actor: Actor,
+    backend: MemoryBackend,
+    target: SourceTarget,
+    key: str,
+    restored: Callable[[str], str],
+    version: str,
 ) -> Item:
-    """`text`, an earlier version of item `key` the History kept, put back as a conditional
-    write: over the item if it is still at `version`; where the History showed it deleted
-    (`version` ""), only if it is still gone, by the source's restore, else added again as a
-    new item (another key). Audited and kept as a restore, which is taken back the same way."""
+    """An earlier version of item `key` the History kept (`restored` of the item's text now:
+    that version with what agents added since), put back as a conditional write: over the
+    item if it is still at `version`; where the History showed it deleted (`version` ""),
+    only if it is still gone, by the source's restore, else added again as a new item
+    (another key). Audited and kept as a restore, which is taken back the same way."""
     action = Action.RESTORE_VERSION
     if version:
-        return item_replace(actor, backend, target, key, text, version, action=action)
+        return item_replace(actor, backend, target, key, restored, version, action=action)
+    text = restored("")
     restores = Capability.RESTORE_ITEM in backend.capabilities
     if not restores:
         require(backend, Capability.APPEND)

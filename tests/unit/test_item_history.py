@@ -126,16 +126,20 @@ def test_a_deleted_item_is_listed_until_it_is_brought_back(backend) -> None:
 # --- restoring -----------------------------------------------------------------------------------
 
 
+def _before(_now: str) -> str:
+    return BEFORE
+
+
 def test_a_restore_over_the_item_is_conditional_and_kept_as_a_change(backend) -> None:
     generic.item_replace(ME, backend, TRAVEL, PREFS, "- Window seats", version(backend))
     shown = version(backend)
     backend.put("travel-planner", ALICE.upn, PREFS, "changed meanwhile")
 
     with pytest.raises(generic.ItemChanged):
-        generic.item_put_back(ME, backend, TRAVEL, PREFS, BEFORE, shown)
+        generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, shown)
     assert backend.files[(TRAVEL.key, ALICE.upn)][PREFS].text == "changed meanwhile"
 
-    generic.item_put_back(ME, backend, TRAVEL, PREFS, BEFORE, version(backend))
+    generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, version(backend))
 
     assert backend.files[(TRAVEL.key, ALICE.upn)][PREFS].text == BEFORE
     newest = versions_of(ALICE.upn, history_key("legacy", TRAVEL, PREFS))[0]
@@ -150,19 +154,19 @@ def test_a_deleted_item_is_restored_else_appended_else_refused(backend) -> None:
     generic.item_delete(ME, backend, TRAVEL, PREFS)
     files = backend.files[(TRAVEL.key, ALICE.upn)]
 
-    restored = generic.item_put_back(ME, backend, TRAVEL, PREFS, BEFORE, "")
+    restored = generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")
     assert (restored.key, files[PREFS].text) == (PREFS, BEFORE)
     with pytest.raises(generic.ItemChanged):  # it is there again: nothing overwritten
-        generic.item_put_back(ME, backend, TRAVEL, PREFS, "older", "")
+        generic.item_put_back(ME, backend, TRAVEL, PREFS, lambda _now: "older", "")
     assert files[PREFS].text == BEFORE
 
     generic.item_delete(ME, backend, TRAVEL, PREFS)
     backend.capabilities &= ~Capability.RESTORE_ITEM
-    appended = generic.item_put_back(ME, backend, TRAVEL, PREFS, BEFORE, "")
+    appended = generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")
     assert (appended.key, files[NOTES].text) == (NOTES, BEFORE) and PREFS not in files
     (kept,) = item_changes(ALICE.upn, "legacy", TRAVEL, NOTES)
     assert (kept.action, kept.after) == ("restore-version", BEFORE)
 
     backend.capabilities &= ~Capability.APPEND
     with pytest.raises(Unsupported):
-        generic.item_put_back(ME, backend, TRAVEL, PREFS, BEFORE, "")
+        generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")

@@ -92,6 +92,21 @@ def test_an_entry_edit_is_kept_too(alice: Client, legacy) -> None:  # noqa: F811
     assert text_of(legacy) == ORIGINAL
 
 
+def test_a_restore_keeps_the_lines_an_agent_added_since_the_change(
+    alice: Client,
+    legacy,  # noqa: F811
+) -> None:
+    edit(alice, "# Travel\n\n- Window seats")
+    # The agent adds a line after alice's edit, before she opens the History.
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Window seats\n- Flies from Oslo")
+    (form,) = restore_forms(alice)
+
+    assert alice.post(form.action, form.fields).status_code == 302
+
+    # Her edit is taken back (aisle seats again, no window seats); the agent's line stays.
+    assert text_of(legacy) == f"{ORIGINAL}\n- Flies from Oslo\n"
+
+
 def test_a_file_changed_since_the_history_was_shown_is_not_overwritten(
     alice: Client,
     legacy,  # noqa: F811

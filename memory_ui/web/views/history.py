@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from memory_ui.audit import Action
 from memory_ui.documents.parse import parse_document
-from memory_ui.history import Change, version_find, versions_of
+from memory_ui.history import Change, version_find, versions_of, with_arrivals
 from memory_ui.identity import Actor
 from memory_ui.models import AuditEvent
 from memory_ui.sources.agent_memory import MemoryChanged, Target
@@ -93,23 +93,14 @@ def _page(
     return render_page(request, "memory_ui/history.html", "history", context, status=status)
 
 
-def _entries(text: str) -> set[str]:
-    return {entry.source.strip() for entry in parse_document(text).entries if entry.dated}
+def _entries(text: str) -> list[str]:
+    return [entry.source.strip() for entry in parse_document(text).entries if entry.dated]
 
 
 def restored(change: Change, since: list[Change], now: str) -> str:
-    """The version before `change`, followed by the entries of `now` that neither it holds
-    nor one of the person's changes from `change` on brought in (`since`): what others,
-    agents, added after it, verbatim and in their order. Nothing the person deleted comes
-    back unless the restored version holds it: it is not in `now`."""
-    accounted = _entries(change.before)
-    for mine in since:
-        accounted |= _entries(mine.after) - _entries(mine.before)
-    added = [
-        entry.source.strip()
-        for entry in parse_document(now).entries
-        if entry.dated and entry.source.strip() not in accounted
-    ]
+    """The version before `change`, followed by the dated entries of `now` that others,
+    agents, added after it (`history.with_arrivals`)."""
+    added = with_arrivals(change, since, now, _entries)
     if not added:
         return change.before
     kept = "\n\n".join(added)

@@ -4,7 +4,8 @@ version" for the version before each (kept encrypted for PORTAL_HISTORY_RETENTIO
 memory_ui/history.py, keyed per item by `sources.item_history`).
 
 A restore is a conditional write through `generic.item_put_back`: over an item that is still
-there, only if it is still the version the History showed (else 409, nothing written); a
+there, only if it is still the version the History showed (else 409, nothing written), the
+lines others, agents, added since kept after it; a
 deleted item only if it is still gone, by the source's restore, else added again as a new
 item, else not offered, with the source's sentence. A read-only target offers none (its
 sentence; a post is a 403 page). Only the person's own versions: another's is a 404.
@@ -12,6 +13,7 @@ sentence; a post is a 403 page). Only the person's own versions: another's is a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -20,6 +22,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_ui.history import Change, with_arrivals
 from memory_ui.sources import generic
 from memory_ui.sources.item_history import item_change, item_changes
 from memory_ui.sources.protocol import Capability, Item, SourceError
@@ -124,6 +127,24 @@ def history(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     return _page(request, place, form.cleaned_data["item"])
 
 
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _with_arrivals(change: Change, since: list[Change]) -> Callable[[str], str]:
+    """The version before `change`, followed by the lines of the item as it is now that
+    others, agents, added after it (`history.with_arrivals`: a file's entries are its
+    lines, as its page edits them)."""
+
+    def restored(now: str) -> str:
+        added = with_arrivals(change, since, now, _lines)
+        if not added:
+            return change.before
+        return change.before.rstrip("\n") + "\n" + "\n".join(added) + "\n"
+
+    return restored
+
+
 @require_POST
 @source_action(None)
 def restore(request: HtmxHttpRequest, place: Place) -> HttpResponse:
@@ -139,6 +160,11 @@ def restore(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     change = item_change(actor.who.upn, place.source.name, place.target, key, data["change"])
     if change is None or change.unreadable or not change.before:
         raise Http404("No such version of this item.")
+    since = [
+        c
+        for c in item_changes(actor.who.upn, place.source.name, place.target, key)
+        if c.id >= change.id
+    ]
     restoring = _restoring(place, there=bool(version))
     if not restoring.does:
         if place.target.read_only:
@@ -147,7 +173,7 @@ def restore(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         raise Http404(restoring.why_not)
     try:
         restored = generic.item_put_back(
-            actor, place.backend, place.target, key, change.before, version
+            actor, place.backend, place.target, key, _with_arrivals(change, since), version
         )
     except generic.ItemChanged:
         return _page(request, place, key, CHANGED, status=409)
