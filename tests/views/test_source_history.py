@@ -107,6 +107,20 @@ def test_a_restore_keeps_the_lines_an_agent_added_since_the_change(
     assert text_of(legacy) == f"{ORIGINAL}\n- Flies from Oslo\n"
 
 
+def test_an_item_rewritten_since_the_change_goes_back_to_that_version_alone(
+    alice: Client,
+    legacy,  # noqa: F811
+) -> None:
+    edit(alice, "# Travel\n\n- Window seats")
+    # Someone else rewrites it (an agent superseding a memory): nothing was added to keep.
+    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Flies business")
+    (form,) = restore_forms(alice)
+
+    assert alice.post(form.action, form.fields).status_code == 302
+
+    assert text_of(legacy) == ORIGINAL
+
+
 def test_a_file_changed_since_the_history_was_shown_is_not_overwritten(
     alice: Client,
     legacy,  # noqa: F811

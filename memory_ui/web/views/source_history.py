@@ -134,9 +134,14 @@ def _lines(text: str) -> list[str]:
 def _with_arrivals(change: Change, since: list[Change]) -> Callable[[str], str]:
     """The version before `change`, followed by the lines of the item as it is now that
     others, agents, added after it (`history.with_arrivals`: a file's entries are its
-    lines, as its page edits them)."""
+    lines, as its page edits them), where the item grew since the person's latest change
+    (it holds each of that change's lines); an item rewritten since (a memory an agent
+    superseded) goes back to that version alone, as the History showed it."""
+    latest = since[0] if since else change  # newest first
 
     def restored(now: str) -> str:
+        if not set(_lines(latest.after)) <= set(_lines(now)):
+            return change.before
         added = with_arrivals(change, since, now, _lines)
         if not added:
             return change.before
