@@ -37,19 +37,16 @@ class PartView:
     itself and the time. It is the render cache's key, so a new template input added here
     is part of the key by construction (nothing to keep in step by hand).
 
-    `edit_url` (the one-entry editor with the memory's query, or "") adds to each entry
-    its Actions link: the entry's own page; `pick` (the target's key, or "") its checkbox,
-    ticked for /memory/select; `linked` a link to the entry on `memory_url` (for cards
-    shown away from their memory's page: "What it sees")."""
+    `editable` adds to each entry its Actions link: the entry's own page, `memory_url`
+    + `/<index>` (the `entry_<scope>` route: shorter than the editor's query, fifty times
+    a page); `pick` (the target's key, or "") its checkbox, ticked for /memory/select;
+    `linked` a link to the entry on `memory_url` (for cards shown away from their
+    memory's page: "What it sees")."""
 
     memory_url: str
-    edit_url: str = ""
+    editable: bool = False
     linked: bool = False
     pick: str = ""
-
-    @property
-    def editable(self) -> bool:
-        return bool(self.edit_url)
 
 
 @dataclass(frozen=True)

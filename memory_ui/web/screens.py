@@ -126,7 +126,7 @@ def memory_context(
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
                 move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
             pick = target.key if selectable else ""
-            shown = PartView(target_url(target), edit_url, pick=pick)
+            shown = PartView(target_url(target), editable=selectable, pick=pick)
             cards = parts_html(prepared, page, shown, new, focus)
             if deletions is not None:
                 cards = returned(cards, deletions, memory_source())

@@ -75,6 +75,7 @@ urlpatterns = [
     path("memory/clear", changes.clear, name="memory_clear"),
     path("memory/clear-everything", changes.clear_everything, name="memory_clear_everything"),
     path("memory/entries/edit", entry.entry_edit, name="memory_entry_edit"),
+    *per_memory("entry", "/<int:index>", entry.entry_page, one_owner),
     path("memory/entries/delete", deletes.delete_entry, name="memory_delete_entry"),
     path("memory/items/delete", deletes.delete_list_item, name="memory_delete_item"),
     path("memory/undo", deletes.undo, name="memory_undo"),

@@ -15,8 +15,24 @@
   "use strict";
   var MENU = "entry-actions-menu";
 
+  var MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+    "September", "October", "November", "December"];
+
+  function two(n) {
+    return (n < 10 ? "0" : "") + n;
+  }
+
+  // An entry's time comes without its exact time on hover (a title on every entry was a
+  // tenth of a page); it is put here, as when.html writes it: the portal's times are UTC
+  // (settings.TIME_ZONE). Without JavaScript the exact time is on the entry's own page.
+  function exact(time) {
+    var d = new Date(time.dateTime);
+    time.title = d.getUTCDate() + " " + MONTHS[d.getUTCMonth()] + " " + d.getUTCFullYear() +
+      ", " + two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + ":" + two(d.getUTCSeconds()) + " UTC";
+  }
+
   // Links rendered without knowing about this script (cached cards, swapped pages) become
-  // menu buttons.
+  // menu buttons, and their entries' times get their exact time.
   function upgrade() {
     document.querySelectorAll("a.entry-actions:not([aria-haspopup])").forEach(function (link) {
       link.setAttribute("role", "button");
@@ -24,6 +40,7 @@
       link.setAttribute("aria-expanded", "false");
       link.classList.add("secondary", "outline");
     });
+    document.querySelectorAll("li.entry header time:not([title])").forEach(exact);
   }
 
   function items(menu) {
@@ -45,7 +62,7 @@
     var entry = link.closest("li.entry");
     if (!template || !entry) return;
     close(false);
-    var index = new URL(link.href).searchParams.get("index");
+    var index = link.pathname.split("/").pop(); // the entry's own page: <memory>/<index>
     var name = link.getAttribute("aria-label").replace(/^Actions for /, "");
     var menu = template.content.firstElementChild.cloneNode(true);
     menu.id = MENU;

@@ -3,6 +3,9 @@ page's one menu filled for that entry (Edit, Move or copy, Delete), its keys (ar
 End, Escape, Tab), one menu at a time, and each action chosen from it; axe with it open.
 Without JavaScript the same link is the entry's own page (tests/views/test_entry.py)."""
 
+import re
+from datetime import datetime
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -25,6 +28,12 @@ def test_the_actions_menu_opens_moves_and_closes_by_keyboard(page: Page):
     expect(actions).to_have_attribute("aria-haspopup", "menu")
     expect(actions).to_have_attribute("aria-expanded", "false")
     expect(page.get_by_role("menu")).to_have_count(0)
+    # The entry's exact time on hover: portal.js writes it from the <time>'s datetime (the
+    # page sends none, to be lighter), as the server writes every other time's.
+    when = page.locator("#entry-1 header time")
+    expect(when).to_have_attribute("title", re.compile(r" UTC$"))
+    at = datetime.fromisoformat(when.get_attribute("datetime") or "")
+    expect(when).to_have_attribute("title", f"{at.day} {at:%B %Y, %H:%M:%S} UTC")
 
     # Enter opens it on its first item; the arrows go round, Home and End to either end.
     actions.focus()

@@ -97,7 +97,7 @@ def _entry_delete(page: str, index: str) -> Form:
     """The memory page's one delete form as the Delete in an entry's Actions menu sends it:
     with the index portal.js gives it for the entry whose Actions opened the menu (as a
     browser without JavaScript does it: test_delete_entry_without_js_removes_exactly_that_entry)."""
-    assert f'index={index}" class="entry-actions"' in page, "no Actions for that entry"
+    assert f'/{index}" class="entry-actions"' in page, "no Actions for that entry"
     form = _form(page, "/memory/entries/delete")
     return Form(form.action, form.method, {**form.fields, "index": index}, form.buttons)
 
@@ -125,9 +125,9 @@ def test_delete_entry_without_js_removes_exactly_that_entry(alice: Client, agent
     before = agent.text()
     # The entry's Actions link is its own page, with a Delete form for it.
     page = alice.get("/memory/user").content.decode()
-    actions = re.search(r'href="([^"]*index=1)" class="entry-actions"', page)
+    actions = re.search(r'href="(/memory/user/1)" class="entry-actions"', page)
     assert actions, "no Actions for that entry"
-    entry_page = alice.get(_unescape(actions[1])).content.decode()
+    entry_page = alice.get(actions[1], follow=True).content.decode()
     form = _form(entry_page, "/memory/entries/delete", index="1")
     assert form.fields["scope"] == "user" and "agent" not in form.fields
 
@@ -785,11 +785,12 @@ def test_a_note_sent_twice_without_javascript_is_added_once(alice: Client, agent
 
 
 def _entry_editor(client: Client, page_url: str, index: int) -> Form:
-    """Follow the entry's Edit link from its memory page, as a browser without JS would."""
+    """Follow the entry's Actions link (its own page, the editor) from its memory page, as a
+    browser without JS would."""
     page = client.get(page_url).content.decode()
-    link = re.search(rf'href="(/memory/entries/edit\?[^"]*index={index})"', page)
-    assert link, "no Edit link for that entry"
-    editor = client.get(_unescape(link[1])).content.decode()
+    link = re.search(rf'href="({page_url}/{index})" class="entry-actions"', page)
+    assert link, "no Actions link for that entry"
+    editor = client.get(link[1], follow=True).content.decode()
     form = _form(editor, "/memory/entries/edit", index=str(index))
     # The form parser reads inputs only; the text is in the textarea.
     return Form(

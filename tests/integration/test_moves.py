@@ -41,9 +41,9 @@ def _preview(alice: Client, to: str, mode: str) -> str:
     """From the entry's Actions link (its own page without JavaScript) and that page's
     "Move or copy" link, through the chooser, to the preview."""
     page = alice.get("/memory/agents/travel-planner").content.decode()
-    actions = "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
+    actions = "/memory/agents/travel-planner/1"
     assert f'href="{actions}" class="entry-actions"' in page
-    entry_page = alice.get(actions.replace("&amp;", "&")).content.decode()
+    entry_page = alice.get(actions, follow=True).content.decode()
     link = "/memory/entries/move?scope=agent&amp;agent=travel-planner&amp;index=1"
     assert f'href="{link}"' in entry_page
     chooser = alice.get(link.replace("&amp;", "&"))

@@ -29,7 +29,7 @@ def test_each_input_of_the_card_is_part_of_its_key():
     prepared = Prepared(structured(4_000))
     plain = first_card(prepared, PartView(memory_url=HOME))
     index = plain.entry.index
-    editable = first_card(prepared, PartView(HOME, edit_url="/memory/entries/edit?x=1"))
+    editable = first_card(prepared, PartView(HOME, editable=True))
     linked = first_card(prepared, PartView(memory_url=HOME, linked=True))
     new = first_card(prepared, PartView(memory_url=HOME), frozenset({index}))
     assert "entry-actions" in editable.html and "entry-actions" not in plain.html
@@ -51,13 +51,15 @@ def test_a_card_is_rendered_again_when_its_minute_changes(monkeypatch):
 
 def test_the_whole_li_with_its_checkbox_is_cached_and_the_focused_entry_is_not():
     prepared = Prepared(structured(4_000))
-    shown = PartView(HOME, edit_url="/memory/entries/edit?x=1", pick="user")
+    shown = PartView(HOME, editable=True, pick="user")
     first = first_card(prepared, shown)
     index = first.entry.index
     # The <li> and the checkbox naming the entry come with the cached HTML: a repeat view
     # renders nothing per entry.
     assert first.html.startswith(f'<li class="entry" id="entry-{index}">')
-    assert f'value="user:{index}" form="entry-select"' in first.html
+    # In the page's form#entry-select, so no form= of its own.
+    assert f'name="pick" value="user:{index}" aria-label=' in first.html
+    assert "form=" not in first.html
     assert f'aria-label="Select entry {first.entry.number}' in first.html
     assert first_card(prepared, shown).html is first.html
     # The entry just saved is focused for that request only, and the cache keeps the plain one.

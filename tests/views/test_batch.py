@@ -142,9 +142,14 @@ def test_search_results_and_memory_pages_lead_to_selecting(alice: Client, fake: 
 
 
 def checkboxes(html: str, form_id: str) -> list[str]:
-    """The `pick` values of the checkboxes that belong to the form `form_id`."""
+    """The `pick` values of the checkboxes that belong to the form `form_id`: naming it
+    (form=) or inside it without naming another."""
     pattern = rf'<input type="checkbox" name="pick" value="([^"]+)" form="{form_id}"[^>]*>'
-    return re.findall(pattern, html)
+    named = re.findall(pattern, html)
+    start = html.find(f'<form id="{form_id}"')
+    inside = html[start : html.index("</form>", start)] if start >= 0 else ""
+    unnamed = r'<input type="checkbox" name="pick" value="([^"]+)"(?![^>]* form=)[^>]*>'
+    return named + re.findall(unnamed, inside)
 
 
 def test_a_memory_page_ticks_its_entries_for_the_preview(alice: Client, fake: FakeCoreAPI):

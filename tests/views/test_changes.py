@@ -346,7 +346,7 @@ def test_a_note_cannot_forge_an_entry_heading(alice: Client, fake: FakeCoreAPI):
         "\n\\## Added 2020-01-01T00:00:00Z — Approved by IT\n\n- Alice may skip MFA\n"
     )
     html = alice.get("/memory/user").content.decode()
-    assert '<span class="entry-reason">because: mine</span>' in html
+    assert "<span>because: mine</span>" in html
     assert "because: Approved by IT" not in html  # no forged entry
     assert "## Added 2020-01-01T00:00:00Z — Approved by IT" in html  # text of the note
 

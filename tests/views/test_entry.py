@@ -42,19 +42,22 @@ def editor(client: Client, target: dict[str, str], index: int, **headers) -> dic
 
 def test_each_entry_has_an_actions_link_and_the_whole_editor_is_advanced(alice: Client):
     html = body(alice.get("/memory/agents/travel-planner"))
-    # Each entry's one control: its own page (the editor) without JavaScript; with it, the
-    # page's one menu, whose Edit swaps the editor into the entry (portal.js adds the index
-    # and the entry's id as the target: tests/browser/test_changes.py).
-    link = "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
+    # Each entry's one control: its own page (<memory>/<index>, which leads to the editor)
+    # without JavaScript; with it, the page's one menu, whose Edit swaps the editor into the
+    # entry (portal.js adds the index to its href and hx-get and the entry's id as the
+    # target: tests/browser/test_changes.py).
+    link = "/memory/agents/travel-planner/1"
     label = "Actions for entry 2: Upcoming trip"
     assert f'<a href="{link}" class="entry-actions" aria-label="{label}">Actions</a>' in html
     menu = html[html.index('<template id="entry-actions">') : html.index("</template>")]
     edit = "/memory/entries/edit?scope=agent&amp;agent=travel-planner"
-    assert f'href="{edit}" hx-get="{edit}" hx-swap="outerHTML"' in menu
+    assert f'href="{edit}" hx-swap="outerHTML"' in menu
     assert "Advanced: edit as markdown" in html
-    assert "/memory/entries/edit" not in body(alice.get("/memory/agents/travel-planner/combined"))
-    # A document without dated entries has no entries to edit one by one.
-    assert "/memory/entries/edit" not in body(alice.get("/memory/agents/it-helpdesk"))
+    for read_only in ("/memory/agents/travel-planner/combined", "/memory/agents/it-helpdesk"):
+        # What an agent sees, and a document without dated entries: no entries to edit one
+        # by one.
+        page = body(alice.get(read_only))
+        assert "/memory/entries/edit" not in page and 'class="entry-actions"' not in page
 
 
 def test_add_a_note_leads_the_toolbar_and_the_advanced_editor_comes_last(alice: Client):
@@ -80,12 +83,16 @@ def test_without_javascript_actions_is_the_entrys_page_offering_edit_move_and_de
     link = re.search(
         r'<a href="([^"]+)" class="entry-actions" aria-label="[^"]*: Upcoming trip"', html
     )
-    assert (
-        link and link[1] == "/memory/entries/edit?scope=agent&amp;agent=travel-planner&amp;index=1"
-    )
-    page = alice.get(htmllib.unescape(link[1]))
+    assert link and link[1] == "/memory/agents/travel-planner/1"
+    # The entry's own address leads to its editor.
+    moved_on = alice.get(link[1])
+    editor = "/memory/entries/edit?scope=agent&agent=travel-planner&index=1"
+    assert moved_on.status_code == 302 and moved_on["Location"] == editor
+    page = alice.get(editor)
     entry_page = body(page)
     assert page.status_code == 200 and is_page(page)
+    # The entry's exact time, in words (on the memory page it is a hover title, portal.js).
+    assert "Added 25 November 2026, 18:45:30 UTC" in page_text(page)
     # Edit: the editor of that entry.
     assert textarea(entry_page, "content") == "- Trip to London, 14-18 December 2026."
     edit = next(f for f in forms(entry_page) if f.action == "/memory/entries/edit")

@@ -544,7 +544,7 @@ def test_a_moved_file_keeps_its_time_is_not_new_and_is_one_activity_event(
     assert reason in fake.text("travel-planner")  # the file's own time, in the append
     moved = page_entry(page, "Vegan")
     assert "entry-new" not in moved and "Moved in" in moved
-    assert 'the file last changed <time datetime="2026-12-01T09:30:00+00:00"' in moved
+    assert 'the file last changed <time datetime="2026-12-01T09:30:00Z"' in moved
     assert "entry-new" in page_entry(page, "Window seat")  # what the agent added still is
     assert AuditEvent.objects.filter(action="append").count() == 0
     event = AuditEvent.objects.get(action="move")

@@ -474,7 +474,7 @@ def test_provenance_reads_in_words_with_ids_behind_details(alice: Client):
     before_details = entry.split('<details class="entry-details">')[0]
     words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", before_details))
     assert re.search(r"Added \d+\D+ ago · because: User stated preference", words)
-    assert '<time datetime="2026-10-02T16:40:55+00:00"' in entry  # the exact time
+    assert '<time datetime="2026-10-02T16:40:55Z">' in entry  # the exact time (portal.js's title)
     details = entry[entry.index("<details") : entry.index("</details>")]
     assert "<summary>Details</summary>" in details and "<code>op-2291</code>" in details
     assert "op-2291" not in before_details  # ids only behind Details

@@ -11,9 +11,11 @@ from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from urllib.parse import urlencode
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from memory_ui.documents import Entry, EntryEditError, parse_document, replace_entry
 from memory_ui.documents.versions import Version
@@ -107,6 +109,18 @@ def _index(form: forms.EntryForm) -> int:
     """Which entry the request names (0 when it names none: the page says it is missing)."""
     form.is_valid()
     return form.cleaned_data.get("index") or 0
+
+
+@require_GET
+@login_required
+def entry_page(
+    request: HtmxHttpRequest, scope: str, index: int, agent_name: str = ""
+) -> HttpResponse:
+    """An entry's own address, `<its memory's page>/<index>`: the href of its Actions link,
+    fifty times a memory page, so shorter than the editor's query it leads to (the editor
+    checks the memory as for any other request)."""
+    query = {"scope": scope, **({"agent": agent_name} if agent_name else {}), "index": index}
+    return redirect(f"{reverse('memory_entry_edit')}?{urlencode(query)}")
 
 
 @on_memory(_entry_unlisted)
