@@ -150,9 +150,10 @@ def overview(
         else 0
         for summary in summaries
     ]
-    # What came back, per system that has any (the total's sentence names each).
-    came_back_in = [(title(source), sum(came_back))] + [
-        (system.source.title, system.came_back) for system in systems
+    # What came back, per system, in its own words ("1 file in Legacy memory stores"): the
+    # total's sentence names each system that has any.
+    came_back_in = [(sum(came_back), ("entry", "entries"), title(source))] + [
+        (system.came_back, system.source.items, system.source.title) for system in systems
     ]
     if form is None:
         form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
@@ -164,8 +165,10 @@ def overview(
             (summary, RevealForm.for_row(summary.target, row), back)
             for row, (summary, back) in enumerate(zip(summaries, came_back, strict=True), 1)
         ],
-        "came_back": sum(back for _, back in came_back_in),
-        "came_back_in": [(system, back) for system, back in came_back_in if back],
+        "came_back": sum(back for back, _, _ in came_back_in),
+        "came_back_in": [
+            (back, words[back != 1], system) for back, words, system in came_back_in if back
+        ],
         "systems": [system for system in systems if not system.why],
         "not_counted": [system for system in systems if system.why],
         "request_form": form,

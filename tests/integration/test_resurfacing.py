@@ -177,7 +177,7 @@ def test_a_legacy_file_written_again_is_flagged_on_its_page_and_in_carols_overvi
     overview = look_up(carol, ALICE)
     text = page_text(overview)
     assert f"1 entry came back after {ALICE} deleted it" in text
-    assert "1 in Legacy memory stores." in text
+    assert "1 file in Legacy memory stores." in text
     files = len(api.entries(TRAVEL_STORE, ALICE).json()["memory_entries"])
     travel = next(row for row in table_rows(overview.content.decode()) if TRAVEL_STORE in row[0])
     assert travel[1:] == [str(files), "1"]

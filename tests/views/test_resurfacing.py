@@ -177,6 +177,7 @@ def systems_text(overview) -> str:
 def test_supports_overview_counts_a_legacy_file_written_again(
     alice: Client,
     carol: Client,
+    fake: FakeCoreAPI,
     legacy,  # noqa: F811
 ):
     deleted = alice.post(
@@ -185,6 +186,8 @@ def test_supports_overview_counts_a_legacy_file_written_again(
     assert deleted.status_code == 302
     legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
     legacy.put("travel-planner", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
 
     with CaptureQueriesContext(connection) as queries:
         overview = look_up(carol)
@@ -192,8 +195,9 @@ def test_supports_overview_counts_a_legacy_file_written_again(
     assert hash_queries(queries) == 1  # one for CoreAPI's memories and every other system
     text = page_text(overview)
     assert (
-        "1 entry came back after alice@contoso.com deleted it through the portal (same text "
-        "written again; counted per memory below): 1 in Legacy memory stores." in text
+        "2 entries came back after alice@contoso.com deleted them through the portal (same "
+        "text written again; counted per memory below): 1 entry in CoreAPI, 1 file in Legacy "
+        "memory stores." in text
     )
     rows = table_rows(systems_section(overview))
     assert rows[0] == ["Store", "Files", "Came back"]
@@ -221,7 +225,7 @@ def test_supports_overview_names_each_system_it_does_not_count_and_why(
     counted = look_up(carol)
     assert ["Notebook page weekly", "2", "1"] in table_rows(systems_section(counted))
     assert "1 entry came back after alice@contoso.com deleted it" in page_text(counted)
-    assert "1 in Team notebook." in page_text(counted)
+    assert "1 note in Team notebook." in page_text(counted)
     unreachable = f"Agents' private notes: {AGENT_NOTES} Ask the owner of each agent."
     assert unreachable in systems_text(counted)
 
