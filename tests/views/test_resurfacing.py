@@ -27,6 +27,7 @@ from memory_ui.audit import Action
 from memory_ui.models import AuditEvent, DeletedHash
 from memory_ui.resurfacing import normalised
 from memory_ui.sources.agent_notes import UNREACHABLE as AGENT_NOTES
+from memory_ui.sources.legacy import LegacyUnavailable
 from memory_ui.sources.protocol import Capability
 from tests.fake_coreapi import FakeCoreAPI
 from tests.fake_source import MISSING, NOTEBOOK
@@ -208,6 +209,34 @@ def test_supports_overview_counts_a_legacy_file_written_again(
     html = body(overview).lower()
     assert "aisle" not in html and "vegan" not in html  # still no content on the overview
     assert not AuditEvent.objects.filter(action=Action.REVEAL).exists()  # counted, not revealed
+
+
+def test_supports_overview_says_why_a_store_was_not_counted_and_counts_the_others(
+    alice: Client,
+    carol: Client,
+    legacy,  # noqa: F811
+    monkeypatch,
+):
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Laptop: ThinkPad")
+    read_item = legacy.read_item
+
+    def unreadable(subject, target, key):
+        if target.key == LEGACY_TRAVEL:
+            raise LegacyUnavailable()
+        return read_item(subject, target, key)
+
+    monkeypatch.setattr(legacy, "read_item", unreadable)
+
+    rows = table_rows(systems_section(look_up(carol)))
+
+    travel = next(row for row in rows if row[0].startswith("Travel Planner"))
+    assert travel[1:] == [LegacyUnavailable().message]
+    helpdesk = next(row for row in rows if row[0].startswith("It Helpdesk"))
+    assert helpdesk[1:] == ["1", "0"]
 
 
 def test_supports_overview_names_each_system_it_does_not_count_and_why(
