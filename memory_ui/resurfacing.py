@@ -90,6 +90,10 @@ class Deletions:
     def count(self, source: str, texts: Iterable[str]) -> int:
         return sum(self.came_back(source, text) is not None for text in texts)
 
+    def holds(self, source: str) -> bool:
+        """Whether the person deleted anything from `source` (else nothing of it is hashed)."""
+        return any(deleted_from == source for deleted_from, _ in self.deleted)
+
 
 def deletions_of(upn: str) -> Deletions:
     """Every hash the person's deletes left, in one query."""

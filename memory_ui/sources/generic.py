@@ -21,11 +21,13 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from memory_ui.audit import Action, audit_record
+from memory_ui.budget import fan_out
 from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
-from memory_ui.resurfacing import deletions_forget, deletions_of, deletions_record
+from memory_ui.resurfacing import Deletions, deletions_forget, deletions_of, deletions_record
 from memory_ui.sources.item_history import item_kept
 from memory_ui.sources.protocol import (
     Capability,
@@ -153,6 +155,44 @@ def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
         back = deletions.count(backend.source, (i.text for i in page.items if i.text))
         listed.append(Listed(target, page.items, page.next_cursor, came_back=back))
     return listed
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One target as support's overview counts it, without content: its items, and how
+    many of them the person deleted before (`came_back`), or why it could not be read."""
+
+    target: SourceTarget
+    items: int = 0
+    came_back: int = 0
+    error: SourceError | None = None
+
+
+def targets_counted(actor: Actor, backend: MemoryBackend, deletions: Deletions) -> list[Counted]:
+    """The subject's targets, each with its items counted (every page) and, only where the
+    person deleted anything from this source, how many came back. Read as a deletion
+    request's plan reads to count, not as a reveal: the texts are hashed and dropped, never
+    shown, logged or audited (an item listed without its text is read for it). A target
+    that cannot be read says why; the others are still counted."""
+    require(backend, Capability.LIST)
+    subject = subject_of(actor)
+    hashed = deletions.holds(backend.source)
+
+    def text_of(target: SourceTarget, item: Item) -> str:
+        if item.text is None and item.has_text:
+            return backend.read_item(subject, target, item.key).text or ""
+        return item.text or ""
+
+    counted = []
+    for target in backend.list_targets(subject):
+        try:
+            items = _all_items(backend, subject, target)
+            texts = fan_out(partial(text_of, target), items) if hashed else []
+        except SourceError as exc:
+            counted.append(Counted(target, error=exc))
+            continue
+        counted.append(Counted(target, len(items), deletions.count(backend.source, texts)))
+    return counted
 
 
 def target_of(actor: Actor, backend: MemoryBackend, key: str) -> SourceTarget | None:

@@ -22,10 +22,11 @@ from django.urls import reverse
 from memory_ui import auth
 from memory_ui.audit import agent_names_remember
 from memory_ui.identity import Actor
+from memory_ui.memory.overview import overview_everywhere
 from memory_ui.resurfacing import deletions_of
 from memory_ui.sources.agent_memory import Target, all_targets
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_source, memory_store
+from memory_ui.sources.registry import memory_source, memory_store, title
 from memory_ui.web.forms.support import (
     DeletionRequestForm,
     RevealForm,
@@ -138,13 +139,21 @@ def overview(
     form: DeletionRequestForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    summaries = memory_store().load_many(actor, targets)
+    """What exists of the user's memory in every system, without content, with what came
+    back after they deleted it; the other systems are read at once with CoreAPI, each
+    within its own deadline, so a slow one is named rather than holding the page."""
     deletions, source = deletions_of(user.upn), memory_source()
+    summaries, systems = overview_everywhere(actor, targets, deletions)
     came_back = [
         deletions.count(source, (e.body for e in summary.document.entries))
         if deletions.deleted and summary.document is not None
         else 0
         for summary in summaries
+    ]
+    # What came back, per system, in its own words ("1 file in Legacy memory stores"): the
+    # total's sentence names each system that has any.
+    came_back_in = [(sum(came_back), ("entry", "entries"), title(source))] + [
+        (system.came_back, system.source.items, system.source.title) for system in systems
     ]
     if form is None:
         form = DeletionRequestForm(scope_choices=[(t.key, t.label) for t in targets])
@@ -156,7 +165,12 @@ def overview(
             (summary, RevealForm.for_row(summary.target, row), back)
             for row, (summary, back) in enumerate(zip(summaries, came_back, strict=True), 1)
         ],
-        "came_back": sum(came_back),
+        "came_back": sum(back for back, _, _ in came_back_in),
+        "came_back_in": [
+            (back, words[back != 1], system) for back, words, system in came_back_in if back
+        ],
+        "systems": [system for system in systems if not system.why],
+        "not_counted": [system for system in systems if system.why],
         "request_form": form,
         "request_nonce": nonce_issue(request.session, user.upn, "request"),
     }

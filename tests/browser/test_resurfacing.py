@@ -62,6 +62,10 @@ def test_alice_and_carol_find_what_came_back_and_alice_deletes_it_again(
     carol.get_by_label("User principal name").fill("alice@contoso.com")
     carol.get_by_role("button", name="Look up").click()
     expect(carol.locator(".card-came-back")).to_contain_text("1 entry came back")
+    expect(carol.locator(".card-came-back")).to_contain_text("1 entry in CoreAPI.")
+    other = carol.get_by_role("region", name="Other memory systems")
+    expect(other).to_contain_text("Agents' private notes:")  # named, not silently missing
+    check_accessibility(carol, "support: an overview with what came back, every system")
     row = carol.get_by_role("row", name="Travel Planner")
     row.get_by_role("textbox").fill("Checking a reported problem")
     row.get_by_role("button", name="Reveal").click()

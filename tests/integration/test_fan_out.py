@@ -1,9 +1,10 @@
-"""Search and "Export everything" ask every memory system at once, each within its own
+"""Search, "Export everything" and support's overview ask every memory system at once, each within its own
 deadline (PORTAL_SOURCE_DEADLINE_SECONDS): with the real legacy store emulator answering
 long after that deadline and a team notebook (tests/fake_source) answering at once, the
 page comes back within the deadline, names the legacy stores as not answering and shows
 the notebook's hits; the export is a 200 whose manifest names the legacy stores as missing,
-with CoreAPI's and the notebook's files complete, and their audit rows saved."""
+with CoreAPI's and the notebook's files complete, and their audit rows saved; support's
+overview of a person names the legacy stores as not read and counts the notebook."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from devstack.serve import RunningServer
 from memory_ui.models import AuditEvent
 from memory_ui.sources.legacy import operations as legacy_ops
 from tests.fake_source import NOTEBOOK
+from tests.integration.test_support import look_up
+from tests.pages import table_rows
 from tests.views.helpers import page_text
 
 pytestmark = pytest.mark.django_db
@@ -101,3 +104,16 @@ def test_export_everything_answers_within_the_deadline_naming_the_slow_system(
     exported = AuditEvent.objects.filter(action=AuditEvent.Action.EXPORT)
     assert exported.filter(source="notebook").count() == 1
     assert exported.filter(source="coreapi").exists()
+
+
+def test_supports_overview_answers_within_the_deadline_naming_the_slow_system(
+    carol: Client, slow_legacy
+) -> None:
+    response, took = _timed(lambda: look_up(carol, ALICE))
+
+    assert response.status_code == 200
+    assert took < WITHIN, f"the overview took {took:.1f} s"
+    text = page_text(response)
+    assert "Legacy memory stores: It could not be read just now:" in text
+    assert ["Notebook page weekly", "1", "0"] in table_rows(response.content.decode())
+    assert any(row[0] == "Travel Planner" for row in table_rows(response.content.decode()))

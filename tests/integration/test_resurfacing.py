@@ -3,7 +3,8 @@ an entry through the portal, the agent appends the same text through the CoreAPI
 API, and the portal flags it on the memory page (with Delete again), on the dashboard's card,
 in carol's overview, in search results and on the entry's own page; a legacy file deleted
 through the portal and written again through the legacy store emulator's API is flagged on
-its page and in search results. The hash table holds no text."""
+its page, in search results and in carol's overview of alice. The hash table holds no
+text."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from tests.devstack.legacy_api import Api
 from tests.integration.conftest import sign_in
 from tests.integration.test_changes import Agent, _entry_delete, agent, portal_coreapi  # noqa: F401
 from tests.integration.test_support import look_up
-from tests.pages import forms
+from tests.pages import forms, table_rows
 from tests.views.helpers import page_text
 
 pytestmark = pytest.mark.django_db
@@ -135,8 +136,8 @@ def stores(settings, fresh_legacy: RunningServer) -> Iterator[RunningServer]:
     legacy_ops.reset_caches()
 
 
-def test_a_legacy_file_written_again_is_flagged_on_its_page(
-    alice: Client, stores: RunningServer, coreapi_tokens: TokenMinter
+def test_a_legacy_file_written_again_is_flagged_on_its_page_and_in_carols_overview(
+    alice: Client, stores: RunningServer, coreapi_tokens: TokenMinter, pki: Pki
 ) -> None:
     api = Api(stores.url, coreapi_tokens.legacy())
     contents = api.get(TRAVEL_STORE, ALICE, PREFERENCES).json()["contents"]
@@ -169,3 +170,15 @@ def test_a_legacy_file_written_again_is_flagged_on_its_page(
     assert len(flagged) == 1 and PREFERENCES in flagged[0]
     item_page = f"{url}?target={TRAVEL_STORE}&amp;item={PREFERENCES}"
     assert f'<a href="{item_page}">Delete again' in flagged[0]
+
+    # Carol's overview of alice counts it under the legacy stores, and in the total.
+    carol = Client()  # a session of her own: the `carol` fixture would sign alice's client out
+    sign_in(carol, "carol@contoso.com", str(pki.ca_cert))
+    overview = look_up(carol, ALICE)
+    text = page_text(overview)
+    assert f"1 entry came back after {ALICE} deleted it" in text
+    assert "1 file in Legacy memory stores." in text
+    files = len(api.entries(TRAVEL_STORE, ALICE).json()["memory_entries"])
+    travel = next(row for row in table_rows(overview.content.decode()) if TRAVEL_STORE in row[0])
+    assert travel[1:] == [str(files), "1"]
+    assert "vegetarian" not in overview.content.decode().lower()  # no content

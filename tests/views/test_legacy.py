@@ -34,7 +34,7 @@ from memory_ui.sources.protocol import Capability, Erasure
 from tests.fake_legacy import STORES, FakeLegacyBackend, missing_sentence
 from tests.pages import cells, table_rows
 from tests.views.conftest import signed_in
-from tests.views.helpers import body, page_text, refused
+from tests.views.helpers import body, field_value, page_text, refused
 from tests.views.test_news import Clock, agent_adds
 from tests.views.test_search import summary
 
@@ -695,9 +695,17 @@ def test_the_heading_says_all_only_when_every_system_was_erased(
 def test_a_request_for_some_memories_leaves_the_legacy_stores_alone(
     carol: Client, legacy, fake
 ) -> None:
-    from tests.views.test_support import clear, export, start
+    from tests.views.test_support import clear, export, look_up, request_fields, subject_of
 
-    request_url = start(carol, scopes=["agent:travel-planner"])
+    overview = look_up(carol)
+    legacy.calls.clear()  # the overview counts the stores' files; the request is what follows
+    nonce = field_value(body(overview), "nonce")
+    started = carol.post(
+        f"{reverse('support_user', args=[subject_of(overview)])}requests",
+        request_fields(nonce, scopes=["agent:travel-planner"]),
+    )
+    assert started.status_code == 302
+    request_url = started["Location"]
     before = page_text(carol.get(request_url))
     assert "the other memory systems are not part of this request" in before
     assert TRAVEL not in before and legacy.calls == []  # not even counted

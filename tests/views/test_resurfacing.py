@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 
 from django.core.management import call_command
 from django.db import connection
@@ -22,11 +23,15 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 
 from devstack.coreapi import formats
-from memory_ui.models import DeletedHash
+from memory_ui.audit import Action
+from memory_ui.models import AuditEvent, DeletedHash
 from memory_ui.resurfacing import normalised
+from memory_ui.sources.agent_notes import UNREACHABLE as AGENT_NOTES
+from memory_ui.sources.legacy import LegacyUnavailable
+from memory_ui.sources.protocol import Capability
 from tests.fake_coreapi import FakeCoreAPI
-from tests.fake_source import NOTEBOOK
-from tests.pages import hidden_fields
+from tests.fake_source import MISSING, NOTEBOOK
+from tests.pages import hidden_fields, table_rows
 from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
 from tests.views.test_fake_source import ALICE, PAGE, notebook, target_url  # noqa: F401
 from tests.views.test_legacy import PREFS, legacy  # noqa: F401
@@ -155,6 +160,117 @@ def test_supports_overview_counts_what_came_back(alice: Client, carol: Client, f
     }
     assert any("Travel" in label and "<td>1</td>" in row for label, row in rows.items())
     assert "aisle" not in body(overview).lower()  # still no content on the overview
+
+
+def systems_section(overview) -> str:
+    """The overview's part on the other memory systems."""
+    html = body(overview)
+    found = re.search(r'<section aria-labelledby="systems-heading">(.*?)</section>', html, re.S)
+    assert found is not None
+    return found[1]
+
+
+def systems_text(overview) -> str:
+    """What a person reads of that part."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", "", systems_section(overview))).split())
+
+
+def test_supports_overview_counts_a_legacy_file_written_again(
+    alice: Client,
+    carol: Client,
+    fake: FakeCoreAPI,
+    legacy,  # noqa: F811
+):
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
+    legacy.put("travel-planner", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+    delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
+    written_again(fake, AISLE)
+
+    with CaptureQueriesContext(connection) as queries:
+        overview = look_up(carol)
+
+    assert hash_queries(queries) == 1  # one for CoreAPI's memories and every other system
+    text = page_text(overview)
+    assert (
+        "2 entries came back after alice@contoso.com deleted them through the portal (same "
+        "text written again; counted per memory below): 1 entry in CoreAPI, 1 file in Legacy "
+        "memory stores." in text
+    )
+    rows = table_rows(systems_section(overview))
+    assert rows[0] == ["Store", "Files", "Came back"]
+    travel = next(row for row in rows if row[0].startswith("Travel Planner"))
+    assert travel == [f"Travel Planner (the memory store {LEGACY_TRAVEL})", "3", "1"]
+    assert all(row[2] == "0" for row in rows[1:] if row is not travel)
+    assert "<caption>Legacy memory stores</caption>" in systems_section(overview)
+    html = body(overview).lower()
+    assert "aisle" not in html and "vegan" not in html  # still no content on the overview
+    assert not AuditEvent.objects.filter(action=Action.REVEAL).exists()  # counted, not revealed
+
+
+def test_supports_overview_says_why_a_store_was_not_counted_and_counts_the_others(
+    alice: Client,
+    carol: Client,
+    legacy,  # noqa: F811
+    monkeypatch,
+):
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Laptop: ThinkPad")
+    read_item = legacy.read_item
+
+    def unreadable(subject, target, key):
+        if target.key == LEGACY_TRAVEL:
+            raise LegacyUnavailable()
+        return read_item(subject, target, key)
+
+    monkeypatch.setattr(legacy, "read_item", unreadable)
+
+    rows = table_rows(systems_section(look_up(carol)))
+
+    travel = next(row for row in rows if row[0].startswith("Travel Planner"))
+    assert travel[1:] == [LegacyUnavailable().message]
+    helpdesk = next(row for row in rows if row[0].startswith("It Helpdesk"))
+    assert helpdesk[1:] == ["1", "0"]
+
+
+def test_supports_overview_names_each_system_it_does_not_count_and_why(
+    alice: Client,
+    carol: Client,
+    notebook,  # noqa: F811
+    settings,
+):
+    deleted = alice.post(
+        reverse("source_delete", args=["notebook"]), {"target": PAGE, "item": "coffee"}
+    )
+    assert deleted.status_code == 302
+    NOTEBOOK.pages[ALICE][PAGE]["drinks"] = "alice takes her  COFFEE black."
+
+    counted = look_up(carol)
+    assert ["Notebook page weekly", "2", "1"] in table_rows(systems_section(counted))
+    assert "1 entry came back after alice@contoso.com deleted it" in page_text(counted)
+    assert "1 note in Team notebook." in page_text(counted)
+    unreachable = f"Agents' private notes: {AGENT_NOTES} Ask the owner of each agent."
+    assert unreachable in systems_text(counted)
+
+    NOTEBOOK.down = True  # fails: named with why, the CoreAPI memories still shown
+    failed = look_up(carol)
+    assert failed.status_code == 200
+    assert (
+        "Team notebook: It could not be read just now: The team notebook is unavailable, "
+        "try again." in systems_text(failed)
+    )
+    assert "entry came back" not in page_text(failed)
+    assert any(row[0].startswith("Travel") for row in table_rows(body(failed)))
+
+    NOTEBOOK.down = False
+    settings.NOTEBOOK_WITHOUT = ["LIST"]  # cannot list: its own sentence
+    assert f"Team notebook: {MISSING[Capability.LIST]}" in systems_text(look_up(carol))
 
 
 def test_the_hash_store_holds_no_text(alice: Client, fake: FakeCoreAPI):
