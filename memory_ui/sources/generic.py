@@ -21,7 +21,6 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 
 from memory_ui.audit import Action, audit_record
 from memory_ui.budget import fan_out
@@ -149,12 +148,36 @@ def targets_list(actor: Actor, backend: MemoryBackend) -> list[Listed]:
     for target in backend.list_targets(subject):
         try:
             page = backend.read_page(subject, target)
+            texts = _hashable(backend, subject, target, page.items, deletions)
         except SourceError as exc:
             listed.append(Listed(target, error=exc))
             continue
-        back = deletions.count(backend.source, (i.text for i in page.items if i.text))
+        back = deletions.count(backend.source, (text for text in texts if text))
         listed.append(Listed(target, page.items, page.next_cursor, came_back=back))
     return listed
+
+
+def _hashable(
+    backend: MemoryBackend,
+    subject: Subject,
+    target: SourceTarget,
+    items: Iterable[Item],
+    deletions: Deletions,
+) -> list[str | None]:
+    """The items' texts to hash against what the person deleted: as listed, except where
+    the person deleted anything from this source, an item listed without its text (a legacy
+    file) is read for it, a few at a time. Hashed and dropped: never shown, logged or
+    audited (not a reveal)."""
+    items = list(items)
+    if not deletions.holds(backend.source):
+        return [item.text for item in items]
+
+    def text_of(item: Item) -> str | None:
+        if item.text is None and item.has_text:
+            return backend.read_item(subject, target, item.key).text
+        return item.text
+
+    return fan_out(text_of, items)
 
 
 @dataclass(frozen=True)
@@ -177,21 +200,16 @@ def targets_counted(actor: Actor, backend: MemoryBackend, deletions: Deletions) 
     require(backend, Capability.LIST)
     subject = subject_of(actor)
     hashed = deletions.holds(backend.source)
-
-    def text_of(target: SourceTarget, item: Item) -> str:
-        if item.text is None and item.has_text:
-            return backend.read_item(subject, target, item.key).text or ""
-        return item.text or ""
-
     counted = []
     for target in backend.list_targets(subject):
         try:
             items = _all_items(backend, subject, target)
-            texts = fan_out(partial(text_of, target), items) if hashed else []
+            texts = _hashable(backend, subject, target, items, deletions) if hashed else []
         except SourceError as exc:
             counted.append(Counted(target, error=exc))
             continue
-        counted.append(Counted(target, len(items), deletions.count(backend.source, texts)))
+        back = deletions.count(backend.source, (text for text in texts if text))
+        counted.append(Counted(target, len(items), back))
     return counted
 
 
@@ -272,13 +290,19 @@ def item_came_back(actor: Actor, source: str, item: Item) -> datetime | None:
     return deletions_of(subject_of(actor).upn).came_back(source, item.text)
 
 
-def items_shown(actor: Actor, backend: MemoryBackend, items: Iterable[Item]) -> list[Shown]:
-    """`items` with those the person deleted before marked: one query for what they deleted,
-    and only the texts the page holds are hashed (an item listed without its text is not)."""
-    deletions = deletions_of(subject_of(actor).upn)
+def items_shown(
+    actor: Actor, backend: MemoryBackend, target: SourceTarget, items: Iterable[Item]
+) -> list[Shown]:
+    """`items` with those the person deleted before marked: one query for what they deleted;
+    an item listed without its text is read for it only where they deleted anything from
+    this source (`_hashable`)."""
+    subject = subject_of(actor)
+    deletions = deletions_of(subject.upn)
+    items = list(items)
+    texts = _hashable(backend, subject, target, items, deletions)
     return [
-        Shown(item, deletions.came_back(backend.source, item.text) if item.text else None)
-        for item in items
+        Shown(item, deletions.came_back(backend.source, text) if text else None)
+        for item, text in zip(items, texts, strict=True)
     ]
 
 

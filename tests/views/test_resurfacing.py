@@ -335,6 +335,32 @@ def test_a_generic_source_item_written_again_is_flagged(alice: Client, notebook)
     assert hash_queries(queries) == 1
 
 
+def test_a_legacy_file_written_again_is_flagged_on_its_stores_page_and_the_dashboard(
+    alice: Client,
+    legacy,  # noqa: F811
+):
+    # The stores list files without their contents: each is read to be hashed, and only
+    # where alice deleted something from them.
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
+    legacy.put("travel-planner", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+
+    with CaptureQueriesContext(connection) as queries:
+        page = alice.get(reverse("source_target", args=["legacy"]) + f"?target={LEGACY_TRAVEL}")
+    text = page_text(page)
+    assert f"This came back after you deleted it on {today()}." in text
+    assert text.count("This came back") == 1  # seats.md is other words
+    assert hash_queries(queries) == 1
+
+    section = page_text(alice.get(reverse("source_section", args=["legacy"]), headers=HTMX))
+    assert "1 came back after you deleted it" in section
+    html = body(alice.get(reverse("source_section", args=["legacy"]), headers=HTMX)).lower()
+    assert "aisle" not in html  # hashed, not shown
+
+
 def test_a_batch_delete_keeps_the_hashes_and_its_undo_drops_them(alice: Client, fake):
     picks = {"q": "", "agent": "", "reason": "", "date_from": "", "date_to": ""}
     preview = alice.post(

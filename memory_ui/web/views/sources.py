@@ -86,7 +86,9 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     try:
         if not place.source.cannot_list:  # else the page says why, never "nothing"
             page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-            shown = generic.items_shown(user_actor(request), place.backend, page.items)
+            shown = generic.items_shown(
+                user_actor(request), place.backend, place.target, page.items
+            )
             rows = rows_html(place, shown, offered, get_token(request))
             context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
     except SourceError as exc:
