@@ -17,6 +17,7 @@ delay), as a workspace service across the network would have. Prints the medians
 ratio page / raw (issue 28's bar: <= 1.3).
 
     .venv/bin/python bench/memory_api.py [--memories 50] [--tries 50] [--latency 0]
+    .venv/bin/python bench/memory_api.py --portal-dir /tmp/before   # another checkout's portal
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from devstack.memory_api.identity import (
 )
 from devstack.pki import ensure_pki
 from devstack.serve import start_in_thread
-from tests.stack import UPN, sign_in, start_devstack, start_portal
+from tests.stack import REPO, UPN, sign_in, start_devstack, start_portal
 
 AGENT = "it-helpdesk"
 TIMEOUT = 30
@@ -69,6 +70,7 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=50)
     parser.add_argument("--tries", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.0, help="ms added to each answer")
+    parser.add_argument("--portal-dir", type=Path, default=REPO, help="the portal to measure")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     logging.getLogger("devstack").setLevel(logging.WARNING)
@@ -80,6 +82,7 @@ def main() -> None:
         token_file = write_projected_token(home, ensure_pki(home), settings)
         portal = start_portal(
             stack,
+            portal_dir=args.portal_dir.resolve(),
             extra_env={
                 "PORTAL_MEMORY_SOURCES": SOURCES,
                 "MEMORY_API_BASE_URL": memory_api.url,
@@ -151,6 +154,7 @@ def run(portal: str, ca: str, api: str, token: str, args: argparse.Namespace) ->
     print(f"one list call (raw):       {raw_ms:7.2f} ms")
     print(f"agent page (portal HTML):  {page_ms:7.2f} ms")
     print(f"ratio page / raw:          {page_ms / raw_ms:7.2f}")
+    print(f"portal: {args.portal_dir.resolve()}")
     session.close()
     browser.close()
 
