@@ -42,13 +42,12 @@ EDIT = (
     '<a href="{edit_url}" role="button" class="secondary outline">Edit'
     '<span class="visually-hidden"> {key}</span></a>'
 )
+# Every row's Delete submits the page's one delete form (target.html's #item-delete, which
+# holds the CSRF token and the target once rather than in every row), naming its item.
 DELETE = (
-    '<form method="post" action="{delete_url}" class="inline-form">'
-    '<input type="hidden" name="csrfmiddlewaretoken" value="{csrf}">'
-    '<input type="hidden" name="target" value="{target}">'
-    '<input type="hidden" name="item" value="{key}">'
-    '<button type="submit" class="secondary outline">{delete_label}'
-    '<span class="visually-hidden"> {key}</span></button></form>'
+    '<button type="submit" form="item-delete" name="item" value="{key}"'
+    ' class="secondary outline">{delete_label}<span class="visually-hidden"> {key}</span>'
+    "</button>"
 )
 TEXT_SHOWN = 300  # characters of an item's text shown in its row, where the list has it
 
@@ -76,7 +75,7 @@ def _ago(updated: dt.datetime, at: dt.datetime, said: dict[int, str]) -> str:
     return said[minutes]
 
 
-def rows_html(place: Place, items: list[Shown], offered: Offered, csrf: str) -> SafeString:
+def rows_html(place: Place, items: list[Shown], offered: Offered) -> SafeString:
     """The rows of `items`: each links to its page, opens its text in place, and offers
     the edit and delete its target allows; one the person deleted before says so, and its
     Delete reads "Delete again"."""
@@ -84,11 +83,6 @@ def rows_html(place: Place, items: list[Shown], offered: Offered, csrf: str) -> 
     # An item's key, quoted for a URL, holds nothing HTML escapes: only the bases need it.
     item_base = escape(place.item_url(""))
     edit_base = escape(place.item_url("", "source_edit"))
-    common = {
-        "delete_url": escape(place.url("source_delete").partition("?")[0]),
-        "csrf": escape(csrf),
-        "target": escape(place.target.key),
-    }
     actions = _actions(offered) + "</li>"
     at, said, zone = now(), {}, get_current_timezone()
     rows = []
@@ -96,7 +90,6 @@ def rows_html(place: Place, items: list[Shown], offered: Offered, csrf: str) -> 
         item = shown.item
         quoted = quote(item.key, safe="/")
         values = {
-            **common,
             "url": item_base + quoted,
             "edit_url": edit_base + quoted,
             "key": escape(item.key),
