@@ -93,10 +93,12 @@ def rows_html(place: Place, items: list[Shown], offered: Offered) -> SafeString:
             "url": item_base + quoted,
             "edit_url": edit_base + quoted,
             "key": escape(item.key),
-            "description": escape(item.description),
             "delete_label": "Delete again" if shown.came_back else "Delete",
         }
-        row = (START_BACK if shown.came_back else START) + (DESCRIPTION if item.description else "")
+        row = START_BACK if shown.came_back else START
+        if item.description:
+            values["description"] = escape(item.description)
+            row += DESCRIPTION
         if item.updated:
             # strftime, not Django's date_format: a hundred rows of that alone double the page.
             values["iso"] = escape(item.updated.isoformat())
