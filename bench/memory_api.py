@@ -16,17 +16,29 @@ each:
 delay), as a workspace service across the network would have. Prints the medians and the
 ratio page / raw (issue 28's bar: <= 1.3).
 
+`--py-spy PATH` then requests the page alone, one after another, for `--profile-seconds`
+while py-spy samples the gunicorn workers (idle samples kept: a thread waiting on the
+memory-api counts), and prints where a page's time in the worker goes, by phase: a sample
+goes to the phase of its innermost frame that names one (bench/profile.py's method).
+
+    py-spy from PyPI (a binary; any directory): pip install --target /tmp/py-spy py-spy
+
     .venv/bin/python bench/memory_api.py [--memories 50] [--tries 50] [--latency 0]
+    .venv/bin/python bench/memory_api.py --portal-dir /tmp/before   # another checkout's portal
+    .venv/bin/python bench/memory_api.py --py-spy /tmp/py-spy/bin/py-spy
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -46,11 +58,33 @@ from devstack.memory_api.identity import (
 )
 from devstack.pki import ensure_pki
 from devstack.serve import start_in_thread
-from tests.stack import UPN, sign_in, start_devstack, start_portal
+from tests.stack import REPO, UPN, sign_in, start_devstack, start_portal
 
 AGENT = "it-helpdesk"
 TIMEOUT = 30
 SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.memory_api"
+SAMPLES_A_SECOND = 250
+# Phases of a page in the worker, innermost first wins: (name, pattern a frame matches).
+PHASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("JSON and items (item_of)", r"\bjson/|memory_ui/sources/memory_api/adapter\.py"),
+        ("memory-api call (connect, send, wait)", r"memory_ui/sources/memory_api/client\.py"),
+        ("rows (item_rows)", r"memory_ui/web/item_rows\.py"),
+        ("came-back check (one query)", r"\bitems_shown \("),
+        ("template", r"django/template/|memory_ui/templatetags/|\brender_(page|fragment) \("),
+        ("session and user", r"django/contrib/(sessions|auth)/"),
+        ("agents list (cache)", r"\b(user|listed)_agents \("),
+        ("view (other)", r"memory_ui/web/(views|source_pages)|memory_ui/sources/"),
+        (
+            "middleware",
+            r"django/(core/handlers|middleware|contrib/messages)/|portal/|django_htmx/"
+            r"|whitenoise/|memory_ui/",
+        ),
+        ("response write (gunicorn)", r"gunicorn/"),
+    )
+)
+IN_REQUEST = re.compile(r"\bhandle_request \(.*gunicorn/workers/gthread\.py")
 
 
 class Delayed:
@@ -69,6 +103,10 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=50)
     parser.add_argument("--tries", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.0, help="ms added to each answer")
+    parser.add_argument("--portal-dir", type=Path, default=REPO, help="the portal to measure")
+    parser.add_argument("--py-spy", help="path of the py-spy binary: profile the page after")
+    parser.add_argument("--profile-seconds", type=int, default=15)
+    parser.add_argument("--profile-out", type=Path, help="keep py-spy's raw file here")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     logging.getLogger("devstack").setLevel(logging.WARNING)
@@ -80,6 +118,7 @@ def main() -> None:
         token_file = write_projected_token(home, ensure_pki(home), settings)
         portal = start_portal(
             stack,
+            portal_dir=args.portal_dir.resolve(),
             extra_env={
                 "PORTAL_MEMORY_SOURCES": SOURCES,
                 "MEMORY_API_BASE_URL": memory_api.url,
@@ -90,14 +129,18 @@ def main() -> None:
             },
         )
         try:
-            run(portal.url, stack.ca, memory_api.url, token_file.read_text(), args)
+            page = run(portal.url, stack.ca, memory_api.url, token_file.read_text(), args)
+            if args.py_spy:
+                raw = args.profile_out or home / "py-spy.txt"
+                profile(page, portal.process.pid, raw, args)
         finally:
             portal.stop()
             memory_api.stop()
             stack.stop()
 
 
-def run(portal: str, ca: str, api: str, token: str, args: argparse.Namespace) -> None:
+def run(portal: str, ca: str, api: str, token: str, args: argparse.Namespace) -> Callable[[], int]:
+    """The measured tries; the page's request, for a profile after."""
     settings = load_settings()
     user = settings.virtual_user_id(UPN)
     session = requests.Session()
@@ -151,8 +194,49 @@ def run(portal: str, ca: str, api: str, token: str, args: argparse.Namespace) ->
     print(f"one list call (raw):       {raw_ms:7.2f} ms")
     print(f"agent page (portal HTML):  {page_ms:7.2f} ms")
     print(f"ratio page / raw:          {page_ms / raw_ms:7.2f}")
+    print(f"portal: {args.portal_dir.resolve()}")
     session.close()
-    browser.close()
+    return page
+
+
+def phase_of(stack: list[str]) -> str:
+    for frame in reversed(stack):
+        for name, pattern in PHASES:
+            if pattern.search(frame):
+                return name
+    return "other"
+
+
+def profile(page: Callable[[], int], pid: int, raw: Path, args: argparse.Namespace) -> None:
+    spy = subprocess.Popen(
+        [
+            *(args.py_spy, "record", "--pid", str(pid), "--subprocesses", "--nonblocking"),
+            *("--full-filenames", "--idle", "--format", "raw", "--rate", str(SAMPLES_A_SECOND)),
+            *("--duration", str(args.profile_seconds), "--output", str(raw)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pages = 0
+    while spy.poll() is None:  # one page after another for as long as py-spy samples
+        page()
+        pages += 1
+    phases: Counter[str] = Counter()
+    for line in raw.read_text().splitlines():
+        stack_text, _, count = line.rpartition(" ")
+        stack = stack_text.split(";")
+        if count.isdigit() and any(IN_REQUEST.search(frame) for frame in stack):
+            phases[phase_of(stack)] += int(count)
+    total = sum(phases.values())
+    # A page's mean time in the worker (not the medians above), from the samples in
+    # requests; py-spy may miss some on a busy machine, so it is a floor.
+    page_ms = total / SAMPLES_A_SECOND / pages * 1000
+    print(
+        f"\nprofile: {pages} pages in {args.profile_seconds} s, {page_ms:.1f} ms in the worker each"
+    )
+    print("| phase | share of the page's time in the worker | ms a page |\n|---|---|---|")
+    for name, count in phases.most_common():
+        print(f"| {name} | {count / total:.0%} | {count / total * page_ms:.1f} |")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from memory_ui.sources import registry
 from memory_ui.sources.memory_api import backend_for
 from memory_ui.sources.memory_api.adapter import CORE, DELETE_NOTE, EDIT_NOTE, SHARED_READ_ONLY
 from memory_ui.sources.memory_api.directory import Directory
-from tests.pages import forms, table_rows
+from tests.pages import form_with_button, forms, submitted, table_rows
 from tests.views import conftest as views
 from tests.views.helpers import body, page_text
 
@@ -117,6 +117,19 @@ def test_a_delete_offers_no_undo(alice: Client) -> None:
     assert deleted.status_code == 302
     page = body(alice.get(deleted["Location"]))
     assert LAPTOP_TEXT not in page and ">Undo</button>" not in page
+
+
+def test_a_rows_delete_sends_the_pages_one_delete_form_naming_its_memory(alice: Client) -> None:
+    page = body(alice.get(url("source_target")))
+    # One form holds the CSRF token and the target for every row (not one form per row).
+    form = form_with_button(page, "item", LAPTOP)
+    assert form.action.endswith("/memory_api/delete") and form.fields["target"] == HELPDESK
+    assert len([f for f in forms(page) if f.action.endswith("/memory_api/delete")]) == 1
+
+    deleted = alice.post(form.action, submitted(form, ("item", LAPTOP)))
+
+    assert deleted.status_code == 302
+    assert LAPTOP_TEXT not in body(alice.get(deleted["Location"]))
 
 
 def test_a_correction_says_the_earlier_version_stays_and_shows_it_as_history(

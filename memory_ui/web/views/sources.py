@@ -22,7 +22,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
-from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -89,7 +88,7 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
             shown = generic.items_shown(
                 user_actor(request), place.backend, place.target, page.items
             )
-            rows = rows_html(place, shown, offered, get_token(request))
+            rows = rows_html(place, shown, offered)
             context |= {"items": page.items, "rows": rows, "next_cursor": page.next_cursor}
     except SourceError as exc:
         context["error"] = exc
