@@ -16,7 +16,7 @@ from memory_ui.memory.at_once import at_once
 from memory_ui.resurfacing import Deletions
 from memory_ui.sources import registry
 from memory_ui.sources.agent_memory import Loaded, Target
-from memory_ui.sources.generic import Counted, targets_counted
+from memory_ui.sources.listing import Counted, targets_counted
 from memory_ui.sources.protocol import Source, SourceError
 
 

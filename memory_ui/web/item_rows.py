@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 from django.utils.timezone import get_current_timezone, localtime, now
 
-from memory_ui.sources.generic import Shown
+from memory_ui.sources.listing import Shown
 from memory_ui.web.offered import Offered
 from memory_ui.web.source_pages import Place
 

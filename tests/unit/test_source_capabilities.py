@@ -11,7 +11,7 @@ import pytest
 from memory_ui.identity import Actor, CallerAuth, Identity
 from memory_ui.memory.everything import not_exported_reason
 from memory_ui.models import AuditEvent
-from memory_ui.sources import generic
+from memory_ui.sources import generic, listing
 from memory_ui.sources.generic import BackendSteps
 from memory_ui.sources.protocol import (
     Capability,
@@ -93,7 +93,7 @@ def test_a_source_that_cannot_list_says_why_instead_of_an_empty_list() -> None:
     assert _source(ALL | Capability.LIST).cannot_list == ""
     assert not _source(Capability.LIST).previews
 
-    listed = generic.targets_list(ALICE, Asked(ALL))
+    listed = listing.targets_list(ALICE, Asked(ALL))
 
     assert [(entry.target, entry.items) for entry in listed] == [(AGENT, ())]
     with pytest.raises(Unsupported, match=NO_LIST):

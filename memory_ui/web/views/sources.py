@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from memory_ui.sources import generic, registry
+from memory_ui.sources import generic, listing, registry
 from memory_ui.sources.item_history import deleted_items
 from memory_ui.sources.protocol import Capability, SourceError
 from memory_ui.web.access import user_actor
@@ -58,7 +58,7 @@ def section(request: HtmxHttpRequest, name: str) -> HttpResponse:
     JavaScript, the same list as a page."""
     place = place_of(request, source_or_404(name))
     try:
-        listed, error = generic.targets_list(user_actor(request), place.backend), None
+        listed, error = listing.targets_list(user_actor(request), place.backend), None
     except SourceError as exc:
         listed, error = [], exc
     titles = agent_titles(request)
@@ -85,7 +85,7 @@ def target(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     try:
         if not place.source.cannot_list:  # else the page says why, never "nothing"
             page = generic.target_page(user_actor(request), place.backend, place.target, cursor)
-            shown = generic.items_shown(
+            shown = listing.items_shown(
                 user_actor(request), place.backend, place.target, page.items
             )
             rows = rows_html(place, shown, offered)
@@ -132,7 +132,7 @@ def item(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         context["error"] = exc
         status = exc.portal_status
     else:
-        came_back = generic.item_came_back(user_actor(request), place.source.name, found)
+        came_back = listing.item_came_back(user_actor(request), place.source.name, found)
         context |= {"item": found, "entries": generic.entries_of(found), "came_back": came_back}
     return render_page(request, "memory_ui/sources/item.html", "contents", context, status)
 
