@@ -12,7 +12,10 @@ Every number can be changed from the environment (README.md, Running in producti
 - SIGTERM first turns /readyz to 503 for PORTAL_DRAIN_SECONDS while everything keeps being
   served, so load balancers and Kubernetes stop routing here before the workers stop
   taking connections (no 502s in a rolling restart), then stops gracefully;
-- max_requests (with jitter) replaces each worker now and then, bounding slow leaks;
+- max_requests (with jitter) replaces each worker now and then, bounding slow leaks. A new
+  worker costs about a second of CPU (importing Django and the portal, then cold template,
+  URL and parsed-memory caches): at 1,000 requests that was about 1 ms a request, a tenth
+  of a memory page's CPU (docs/performance.md), so every 10,000;
 - no control socket: gunicorn 27's default path (~/.gunicorn/gunicorn.ctl) collides
   between two instances on one host and cannot be created on a read-only filesystem;
 - one JSON line per log record and per request (portal/logs.py): method, path (the query
@@ -76,8 +79,8 @@ threads = _int("GUNICORN_THREADS", 24)
 timeout = _int("GUNICORN_TIMEOUT", 60)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 45)
 keepalive = _int("GUNICORN_KEEPALIVE", 5)
-max_requests = _int("GUNICORN_MAX_REQUESTS", 1000)
-max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 100)
+max_requests = _int("GUNICORN_MAX_REQUESTS", 10000)
+max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 1000)
 control_socket_disable = True
 # Workers' heartbeat files go to TMPDIR (writable under a read-only root: an emptyDir).
 # The proxies whose X-Forwarded-Proto/-For gunicorn believes; Django has its own setting.

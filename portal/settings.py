@@ -204,7 +204,7 @@ else:
     # The database, not process memory: a staged import or a cached agent list must be
     # there for whichever worker or instance serves the next request.
     CACHES = {"default": DATABASE_CACHE, "durable": DATABASE_CACHE}
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+SESSION_ENGINE = "portal.sessions"
 # Notices can name a person or quote an entry's first line: they wait in the session (on
 # the server), not in a cookie that the browser keeps and sends back.
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
@@ -232,7 +232,7 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            else "portal.staticfiles.StaticFilesStorage"
         )
     },
 }

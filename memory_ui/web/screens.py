@@ -86,6 +86,7 @@ def memory_context(
     (what the person deleted before) marked as come back, and `focus` (the entry just
     saved) focused."""
     target = loaded.target
+    memory_url = target_url(target)  # one reverse() for the page's every link to itself
     context: dict[str, object] = {
         "target": target,
         "scope": target.scope,
@@ -94,7 +95,7 @@ def memory_context(
         "memory": loaded.memory,
         "error": loaded.error,
         "view": view,
-        "memory_url": target_url(target),
+        "memory_url": memory_url,
         "new_count": len(new),
     }
     prepared = loaded.prepared
@@ -106,17 +107,17 @@ def memory_context(
             raw = context["raw"] = prepared.raw_page(number) or prepared.raw_page(1)
             if raw is not None:
                 context["pager"] = Pager.between(
-                    f"{target_url(target)}?view=raw&page=", raw.number, raw.count
+                    f"{memory_url}?view=raw&page=", raw.number, raw.count
                 )
         else:
             page = context["page"] = prepared.page(number) or prepared.page(1)
             if page is not None:
                 # Page 1 is the memory's own address (no ?page=1).
                 context["pager"] = Pager.between(
-                    f"{target_url(target)}?page=",
+                    f"{memory_url}?page=",
                     page.number,
                     page.number + 1 if page.has_next else page.number,
-                    first_url=target_url(target),
+                    first_url=memory_url,
                 )
             deletable = target.scope != "combined" and loaded.rewritable
             # Single entries can be edited, moved, deleted and ticked for /memory/select's preview.
@@ -126,7 +127,7 @@ def memory_context(
                 edit_url = f"{reverse('memory_entry_edit')}?{urlencode(target_query(target))}"
                 move_url = f"{reverse('memory_entry_move')}?{urlencode(target_query(target))}"
             pick = target.key if selectable else ""
-            shown = PartView(target_url(target), editable=selectable, pick=pick)
+            shown = PartView(memory_url, editable=selectable, pick=pick)
             cards = parts_html(prepared, page, shown, new, focus)
             if deletions is not None:
                 cards = returned(cards, deletions, memory_source())

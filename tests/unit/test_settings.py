@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
+from django.contrib.sessions.backends import db
 from django.core.exceptions import ImproperlyConfigured
 
 from portal import settings as portal_settings
@@ -159,7 +160,8 @@ def test_redis_keeps_sessions_and_staged_restores_in_the_database(monkeypatch):
     _production_env(monkeypatch, REDIS_URL="rediss://:key@cache.contoso.com:6380/0")
     loaded = _reload_settings()
     # Sessions only in the database: never stale from a Redis that was away (issue 19).
-    assert loaded.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert loaded.SESSION_ENGINE == "portal.sessions"
+    assert issubclass(importlib.import_module(loaded.SESSION_ENGINE).SessionStore, db.SessionStore)
     assert loaded.CACHES["default"]["BACKEND"] == "portal.caches.RedisWithDatabaseFallback"
     assert loaded.CACHES["default"]["OPTIONS"]["socket_timeout"] <= 1
     assert loaded.CACHES["durable"]["BACKEND"].endswith("DatabaseCache")
