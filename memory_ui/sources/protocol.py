@@ -282,6 +282,9 @@ class Source:
     # item shows (an earlier version, a deleted item): said beside each ("" where nothing).
     edit_note: str = ""
     delete_note: str = ""
+    # What an Undo or a restore of a deleted item brings back where it is not that item
+    # (a new one, another key), said beside each ("" where the item itself comes back).
+    restore_note: str = ""
     # The adapter for one actor: what search, the generic source pages (unless it has a
     # `section` of its own) and the move into the primary source read through.
     backend: Callable[[Actor], MemoryBackend] | None = None

@@ -1,7 +1,7 @@
 """The workspace memory-api (seed 001) in Chromium, registered by the default
 PORTAL_MEMORY_SOURCES with its emulator beside the real devstack: alice corrects a memory
 (the earlier version shown as kept), resolves her conflict and deletes one (a soft delete,
-no Undo); carol's deletion request erases alice's memory-api memories with a read-back row
+whose Undo writes it again as a new memory, the deleted one kept soft-deleted); carol's deletion request erases alice's memory-api memories with a read-back row
 per agent, and bob's stay (read back from the emulator as the portal)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from devstack.memory_api.identity import (
 from devstack.pki import ensure_pki
 from devstack.serve import RunningServer
 from memory_ui.sources.memory_api import backend_for
-from memory_ui.sources.memory_api.adapter import DELETE_NOTE, EDIT_NOTE
+from memory_ui.sources.memory_api.adapter import DELETE_NOTE, EDIT_NOTE, RESTORE_NOTE
 from tests.browser.conftest import check_accessibility, sign_in_as
 
 pytestmark = pytest.mark.browser
@@ -33,6 +33,7 @@ SETTINGS = load_settings()
 LAPTOP = "0a1ce001-0000-4000-8000-000000000003"
 VPN = "0a1ce001-0000-4000-8000-000000000004"
 CONTACT = "0a1ce001-0000-4000-8000-000000000001"
+CONTACT_TEXT = "Prefers email over phone for benefits updates."
 LAPTOP_TEXT = "Laptop: ThinkPad X1 Carbon, Windows 11, asset tag CT-48213."
 VPN_NEW = "Uses the Contoso VPN client 6.0 (WireGuard)."
 
@@ -85,7 +86,9 @@ def exported(server: RunningServer, home: Path, upn: str) -> list[dict]:
     return response.json()["memories"]
 
 
-def test_alice_corrects_resolves_and_deletes(memory_api_portal: str, page: Page) -> None:
+def test_alice_corrects_resolves_deletes_and_undoes(
+    memory_api_portal: str, page: Page, memory_api: RunningServer, tmp_path: Path
+) -> None:
     sign_in_as(page, "Alice Example")
     section = page.locator("#memory_api-stores")
     section.scroll_into_view_if_needed()
@@ -117,9 +120,21 @@ def test_alice_corrects_resolves_and_deletes(memory_api_portal: str, page: Page)
 
     page.goto(item_url("benefits-assistant", CONTACT))
     page.get_by_role("button", name="Delete this memory").click()
-    expect(page.get_by_text(f"Deleted {CONTACT}.")).to_be_visible()
+    expect(page.get_by_text(f"Deleted {CONTACT}.", exact=True)).to_be_visible()
     expect(page.locator("main")).not_to_contain_text("Prefers email over phone")
-    expect(page.get_by_role("button", name="Undo")).to_have_count(0)
+    undo = page.locator(".undo-notice")
+    expect(undo).to_contain_text(RESTORE_NOTE)
+    check_accessibility(page, "a deleted memory-api memory with its Undo")
+    undo.get_by_role("button", name="Undo").click()
+    expect(page.locator("#toasts")).to_contain_text(f"Restored {CONTACT} as ")
+    expect(page.locator("main")).to_contain_text(CONTACT_TEXT)
+    kept = exported(memory_api, tmp_path / "memory-api", "alice@contoso.com")
+    again = [m for m in kept if m["content"] == CONTACT_TEXT]
+    assert [(m["id"] == CONTACT, bool(m["deleted_at"])) for m in again] == [
+        (True, True),  # the deleted one stays soft-deleted with the service
+        (False, False),  # written again as a new memory, for the same agent
+    ]
+    assert again[1]["agent"] == "benefits-assistant"
 
 
 def test_carols_deletion_request_erases_alices_and_leaves_bobs(

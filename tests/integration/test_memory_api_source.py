@@ -212,6 +212,30 @@ def test_delete_is_soft_and_the_export_still_shows_it(configured) -> None:
     assert "still held by the service" in backend().export(ALICE_SUBJECT, helpdesk)
 
 
+def test_undo_writes_a_deleted_memory_again_as_a_new_one(configured) -> None:
+    helpdesk = backend().list_targets(ALICE_SUBJECT)[1]
+    item = next(
+        i for i in backend().read_page(ALICE_SUBJECT, helpdesk).items if "laptop" in i.description
+    )
+    deleted = backend().delete_item(ALICE_SUBJECT, helpdesk, item.key)
+
+    restored = backend().restore_item(ALICE_SUBJECT, helpdesk, deleted)
+
+    assert restored.key != item.key
+    assert restored.text == item.text and restored.description == item.description
+    now = {i.key: i for i in backend().read_page(ALICE_SUBJECT, helpdesk).items}
+    assert item.key not in now and now[restored.key].text == item.text
+    user = backend().user(ALICE_SUBJECT)
+    kept = {m["id"]: m for m in backend().client.export(user, helpdesk.agent)["memories"]}
+    assert kept[item.key]["deleted_at"]  # the deleted one stays soft-deleted
+    assert kept[restored.key]["deleted_at"] is None
+    assert (kept[restored.key]["agent"], kept[restored.key]["type"]) == (helpdesk.agent, "fact")
+    assert kept[restored.key]["about"] == "laptop"
+    assert restored.key not in {
+        m["id"] for m in backend().client.export(backend().user(BOB_SUBJECT))["memories"]
+    }
+
+
 def test_search_finds_the_persons_memories_only(configured) -> None:
     found = backend().search(ALICE_SUBJECT, "laptop")
 

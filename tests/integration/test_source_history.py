@@ -2,9 +2,9 @@
 signed in at the IdP, edits a file of her legacy travel store through the portal and
 restores the earlier version, deletes one and brings it back from its store's page (the
 legacy store emulator read back through its own API); she corrects a workspace memory-api
-memory and restores the earlier version, deletes one, finds it again and is told why it
-cannot be brought back (the memory-api has no restore and takes no note from the portal:
-the emulator still holds it soft-deleted, untouched); and after carol's deletion request no
+memory and restores the earlier version, deletes one and restores it from its History as a
+new memory (the memory-api has no undelete: the portal writes it again, and the emulator
+still holds the deleted one soft-deleted); and after carol's deletion request no
 earlier version of alice's is left in the database."""
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from devstack.serve import RunningServer
 from memory_ui.models import PriorVersion
 from memory_ui.sources.legacy import operations as legacy_ops
 from memory_ui.sources.memory_api import backend_for
-from memory_ui.sources.memory_api.adapter import MISSING
-from memory_ui.sources.protocol import Capability
+from memory_ui.sources.memory_api.adapter import RESTORE_NOTE
 from tests.conftest import TokenMinter
 from tests.devstack.legacy_api import Api
 from tests.integration.conftest import sign_in
@@ -79,9 +78,9 @@ def memory_api(settings, tmp_path: Path, idp: RunningServer) -> Iterator[Running
     backend_for.cache_clear()
 
 
-def kept_by_memory_api(server: RunningServer, home: Path, memory_id: str) -> dict:
-    """One of alice's memories as the memory-api keeps it (soft-deleted ones too), read as
-    the portal through the emulator's export."""
+def all_kept_by_memory_api(server: RunningServer, home: Path) -> list[dict]:
+    """Alice's memories as the memory-api keeps them (soft-deleted ones too), read as the
+    portal through the emulator's export."""
     token = service_account_token(ensure_pki(home), MEMORY_API, MEMORY_API.accounts["portal"])
     response = requests.get(
         f"{server.url}/api/v1/memories/export",
@@ -93,7 +92,11 @@ def kept_by_memory_api(server: RunningServer, home: Path, memory_id: str) -> dic
         timeout=10,
     )
     response.raise_for_status()
-    return next(m for m in response.json()["memories"] if m["id"] == memory_id)
+    return response.json()["memories"]
+
+
+def kept_by_memory_api(server: RunningServer, home: Path, memory_id: str) -> dict:
+    return next(m for m in all_kept_by_memory_api(server, home) if m["id"] == memory_id)
 
 
 def page(source: str, name: str, target: str, item: str = "") -> str:
@@ -143,7 +146,7 @@ def test_alice_restores_an_earlier_version_of_a_legacy_file_and_a_deleted_one(
     assert "Deleted by you" not in page_text(alice.get(page("legacy", "source_target", TRAVEL)))
 
 
-def test_alice_restores_a_memory_api_correction_and_is_told_why_a_delete_stays(
+def test_alice_restores_a_memory_api_correction_and_a_deleted_one_as_a_new_memory(
     alice: Client, memory_api: RunningServer, tmp_path: Path
 ) -> None:
     home = tmp_path / "memory-api"
@@ -155,24 +158,35 @@ def test_alice_restores_a_memory_api_correction_and_is_told_why_a_delete_stays(
 
     assert kept_by_memory_api(memory_api, home, LAPTOP)["content"] == LAPTOP_TEXT
 
+    before = kept_by_memory_api(memory_api, home, CONTACT)
+    held = {m["id"] for m in all_kept_by_memory_api(memory_api, home)}
     deleted = alice.post(
         reverse("source_delete", args=["memory_api"]), {"target": BENEFITS, "item": CONTACT}
     )
     assert deleted.status_code == 302
-    before = kept_by_memory_api(memory_api, home, CONTACT)
-    assert before["deleted_at"]
+    assert kept_by_memory_api(memory_api, home, CONTACT)["deleted_at"]
     target_page = page_text(alice.get(page("memory_api", "source_target", BENEFITS)))
     assert "Deleted by you in the last 30 days" in target_page and CONTACT in target_page
     history = page_text(alice.get(page("memory_api", "source_history", BENEFITS, CONTACT)))
     assert "You · Deleted an entry" in history
-    assert "Restore this version" not in history
-    assert MISSING[Capability.RESTORE_ITEM] in history
+    assert RESTORE_NOTE in history
 
-    change = PriorVersion.objects.filter(upn=ALICE, action="delete-entry").get()
-    posted = {"target": BENEFITS, "item": CONTACT, "change": str(change.pk), "version": ""}
-    refused = alice.post(reverse("source_history_restore", args=["memory_api"]), posted)
-    assert refused.status_code == 404
-    assert kept_by_memory_api(memory_api, home, CONTACT) == before  # nothing written
+    (form,) = restore_forms(alice, "memory_api", BENEFITS, CONTACT)
+    restored = alice.post(form.action, form.fields)
+
+    assert restored.status_code == 302
+    (new,) = [m for m in all_kept_by_memory_api(memory_api, home) if m["id"] not in held]
+    assert (new["content"], new["agent"], new["type"], new["about"]) == (
+        before["content"],
+        BENEFITS,
+        before["type"],
+        before["about"],
+    )
+    assert new["deleted_at"] is None
+    assert kept_by_memory_api(memory_api, home, CONTACT)["deleted_at"]  # stays soft-deleted
+    assert restored["Location"] == page("memory_api", "source_history", BENEFITS, new["id"])
+    landed = page_text(alice.get(restored["Location"]))
+    assert f"Restored {CONTACT} as {new['id']}" in landed and before["content"] in landed
 
 
 @pytest.mark.changes_memory

@@ -2,7 +2,7 @@
 memory-api emulator (the source is configured by settings alone, as an operator would):
 alice's dashboard section, her agent's page, search, a correction (PATCH) with the earlier
 version kept as history and a version check, her conflict resolved, a soft delete that says
-so and offers no Undo, the workspace's shared rows read only, and support's deletion request
+so and whose Undo writes it again as a new memory, the workspace's shared rows read only, and support's deletion request
 with its read-back, also where the read-back finds memories left."""
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ from devstack.pki import ensure_pki
 from memory_ui.models import AuditEvent
 from memory_ui.sources import registry
 from memory_ui.sources.memory_api import backend_for
-from memory_ui.sources.memory_api.adapter import CORE, DELETE_NOTE, EDIT_NOTE, SHARED_READ_ONLY
+from memory_ui.sources.memory_api.adapter import (
+    CORE,
+    DELETE_NOTE,
+    EDIT_NOTE,
+    RESTORE_NOTE,
+    SHARED_READ_ONLY,
+)
 from memory_ui.sources.memory_api.directory import Directory
 from tests.pages import form_with_button, forms, submitted, table_rows
 from tests.views import conftest as views
@@ -109,14 +115,24 @@ def test_a_correction_supersedes_and_is_audited(alice: Client) -> None:
     assert AuditEvent.objects.filter(source="memory_api", action=AuditEvent.Action.EDIT).exists()
 
 
-def test_a_delete_offers_no_undo(alice: Client) -> None:
+def test_a_deletes_undo_writes_it_again_as_a_new_memory_and_says_so(alice: Client) -> None:
     deleted = alice.post(
         reverse("source_delete", args=["memory_api"]), {"target": HELPDESK, "item": LAPTOP}
     )
 
     assert deleted.status_code == 302
     page = body(alice.get(deleted["Location"]))
-    assert LAPTOP_TEXT not in page and ">Undo</button>" not in page
+    assert LAPTOP_TEXT not in page and ">Undo</button>" in page
+    assert RESTORE_NOTE in page_text(alice.get(deleted["Location"]))
+    undo = next(f for f in forms(page) if f.action.endswith("/memory_api/undo"))
+
+    undone = alice.post(undo.action, undo.fields, follow=True)
+
+    text = page_text(undone)
+    assert f"Restored {LAPTOP} as " in text and RESTORE_NOTE in text and LAPTOP_TEXT in text
+    new = text.split(f"Restored {LAPTOP} as ")[1].split(":")[0]
+    assert LAPTOP_TEXT in page_text(alice.get(url("source_item", item=new)))
+    assert alice.get(url("source_item", item=LAPTOP)).status_code == 404  # still deleted
 
 
 def test_a_rows_delete_sends_the_pages_one_delete_form_naming_its_memory(alice: Client) -> None:

@@ -74,6 +74,7 @@ def source() -> Source | None:
         EDIT_NOTE,
         MISSING,
         NAME,
+        RESTORE_NOTE,
         TITLE,
     )
     from memory_ui.sources.memory_api.config import SubjectRule, workspace_uid
@@ -108,4 +109,5 @@ def source() -> Source | None:
         others_note=OTHERS,
         edit_note=EDIT_NOTE,
         delete_note=DELETE_NOTE,
+        restore_note=RESTORE_NOTE,
     )

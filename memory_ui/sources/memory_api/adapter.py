@@ -2,7 +2,8 @@
 (one target per agent), items are memories by id, edit is a supersede (PATCH: the service
 keeps the earlier observation, shown as the item's history), a conflict (several active
 observations) resolved by the PATCH of the one kept (M8), delete a soft delete (the service
-keeps the row: no Undo, and not an erasure), clear and erase the DSAR route. The workspace's
+keeps the row: not an erasure), its Undo the memory written again as a new one (M28), clear
+and erase the DSAR route. The workspace's
 shared memories (`include_shared`) are one more target, read only, which no export or
 erasure of the person's covers."""
 
@@ -51,21 +52,23 @@ DELETE_NOTE = (
     "Deleting hides this memory from agents; the workspace memory service still keeps it "
     "(a soft delete), so it is not erased. A deletion request through support erases it."
 )
+RESTORE_NOTE = (
+    "it comes back as a new memory (a new id); the deleted one stays with the workspace "
+    "memory service, soft-deleted, its earlier versions with it"
+)
 CAPABILITIES = (
     Capability.LIST
     | Capability.SEARCH
     | Capability.RESOLVE
     | Capability.EDIT_ITEM
     | Capability.DELETE_ITEM
+    | Capability.RESTORE_ITEM
     | Capability.CLEAR_TARGET
     | Capability.ERASE_SUBJECT
     | Capability.EXPORT
 )
 MISSING = {
     Capability.APPEND: "Agents write workspace memory; the portal does not add to it.",
-    Capability.RESTORE_ITEM: (
-        "The workspace memory has no way to bring back a deleted memory: no Undo."
-    ),
     Capability.IMPORT: "The workspace memory cannot import a document.",
     Capability.CONDITIONAL_WRITE: (
         "The workspace memory has no version check; the portal reads and compares first."
@@ -220,7 +223,15 @@ class MemoryApiBackend:
         return before
 
     def restore_item(self, subject: Subject, target: SourceTarget, item: Item) -> Item:
-        raise Unsupported(MISSING[Capability.RESTORE_ITEM])
+        """A deleted memory back: the service has no undelete, so it is written again
+        (`POST /memories`) with the deleted one's type and about, which the export still
+        holds (M16); a new memory, with a new id, while the deleted one stays soft-deleted
+        (M28)."""
+        user = self.user(subject)
+        kept = self.client.export(user, target.agent)["memories"]
+        deleted = next((m for m in kept if m["id"] == item.key and m["deleted_at"]), None)
+        kind = {"memory_type": deleted["type"], "about": deleted["about"]} if deleted else {}
+        return item_of(self.client.create(user, target.agent, item.text or "", **kind))
 
     def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:
         raise Unsupported(MISSING[Capability.PREVIEW])

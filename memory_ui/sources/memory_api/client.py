@@ -110,6 +110,21 @@ class MemoryApiClient:
         params = {"virtual_user_id": user}
         return self._call("PATCH", f"/memories/{memory_id}", params, {"content": content})
 
+    def create(
+        self,
+        user: str,
+        agent: str | None,
+        content: str,
+        memory_type: str | None = None,
+        about: str | None = None,
+    ) -> dict[str, Any]:
+        """A memory of the person's written (M6): a new one, or, where `about` names a live
+        memory of the same person and agent, one more active observation of it (M7)."""
+        scope = {"virtual_user_id": user} | ({"agent": agent} if agent else {})
+        body: dict[str, Any] = {"workspace_id": self.workspace, "scope": scope, "content": content}
+        body |= {k: v for k, v in (("type", memory_type), ("about", about)) if v}
+        return self._call("POST", "/memories", {}, body)
+
     def soft_delete(self, memory_id: str, user: str) -> dict[str, Any]:
         return self._call("DELETE", f"/memories/{memory_id}", {"virtual_user_id": user})
 

@@ -238,7 +238,7 @@ def undo(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         messages.error(request, "That can no longer be undone.")
         return redirect_to(request, place.url())
     try:
-        generic.item_restore(user_actor(request), place.backend, place.target, kept)
+        restored = generic.item_restore(user_actor(request), place.backend, place.target, kept)
     except SourceError as exc:
         if exc.portal_status != 409:
             messages.error(request, f"Not restored. {exc.message}")
@@ -247,5 +247,7 @@ def undo(request: HtmxHttpRequest, place: Place) -> HttpResponse:
         messages.error(request, f"Not restored: {kept.key} was written meanwhile; it was kept.")
         return redirect_to(request, place.item_url(kept.key))
     item_undo_forget(request.session, form.cleaned_data["undo"])
-    messages.success(request, f"Restored {kept.key}.")
+    note = place.source.restore_note
+    as_new = f" as {restored.key}: {note}" if restored.key != kept.key and note else ""
+    messages.success(request, f"Restored {kept.key}{as_new}.")
     return redirect_to(request, place.url())

@@ -55,7 +55,10 @@ def _restoring(place: Place, there: bool) -> Restoring:
             return Restoring("as it was before this change, in place of what it says now")
         return Restoring(why_not=place.refusal(Capability.EDIT_ITEM))
     if place.allows(Capability.RESTORE_ITEM):
-        return Restoring("brought back as it was before this change")
+        note = place.source.restore_note
+        return Restoring(
+            "brought back as it was before this change" + (f": {note}" if note else "")
+        )
     if place.allows(Capability.APPEND):
         return Restoring(
             f"added again as a new {place.source.items[0]}, as it was before this change"
@@ -185,5 +188,6 @@ def restore(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     except SourceError as exc:
         return _page(request, place, key, not_done("Nothing was restored.", exc), exc.portal_status)
     when = f"{change.at:%-d %B %Y, %H:%M} UTC"
-    messages.success(request, f"Restored {restored.key} as it was before your change of {when}.")
+    as_new = f" as {restored.key}" if restored.key != key else ""
+    messages.success(request, f"Restored {key}{as_new} as it was before your change of {when}.")
     return redirect_to(request, place.item_url(restored.key, "source_history"))
