@@ -170,8 +170,18 @@ def item_restore(actor: Actor, backend: MemoryBackend, target: SourceTarget, ite
     )
     audit(actor, backend.source, Action.UNDO, target, after=restored.text)
     deletions_forget(subject.upn, backend.source, [item.text or ""])
-    item_kept(actor, backend.source, target, restored.key, Action.UNDO, "", restored.text or "")
+    _kept_back(actor, backend.source, target, item.key, restored, Action.UNDO)
     return restored
+
+
+def _kept_back(
+    actor: Actor, source: str, target: SourceTarget, key: str, restored: Item, action: str
+) -> None:
+    """An item put back (an Undo, a restore) is kept as a change of its own; where it came
+    back under another key (a new memory, an item added again), under the deleted one's key
+    too, so that the deleted one leaves "Deleted by you" and its History says so."""
+    for at in dict.fromkeys((restored.key, key)):
+        item_kept(actor, source, target, at, action, "", restored.text or "")
 
 
 def _still_at(
@@ -319,7 +329,7 @@ def item_put_back(
         )
     audit(actor, backend.source, action, target, after=restored.text)
     deletions_forget(subject.upn, backend.source, [text])
-    item_kept(actor, backend.source, target, restored.key, action, "", restored.text or "")
+    _kept_back(actor, backend.source, target, key, restored, action)
     return restored
 
 

@@ -166,6 +166,9 @@ def test_a_deleted_item_is_restored_else_appended_else_refused(backend) -> None:
     assert (appended.key, files[NOTES].text) == (NOTES, BEFORE) and PREFS not in files
     (kept,) = item_changes(ALICE.upn, "legacy", TRAVEL, NOTES)
     assert (kept.action, kept.after) == ("restore-version", BEFORE)
+    # Back under another key: the deleted one says so and is no longer listed as deleted.
+    assert item_changes(ALICE.upn, "legacy", TRAVEL, PREFS)[0].action == "restore-version"
+    assert deleted_items(ALICE.upn, "legacy", TRAVEL) == []
 
     backend.capabilities &= ~Capability.APPEND
     with pytest.raises(Unsupported):
