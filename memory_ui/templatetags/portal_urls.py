@@ -1,8 +1,8 @@
 """Django's `{% url %}`, with each URL worked out once per process: a builtin
 (settings TEMPLATES "builtins"), so every template's `{% url %}` is this one.
 
-A signed-in page reversed about 18 URLs on every request (base.html's menu, the memory
-page's forms), each about 15-20 µs, and nearly all the same on every request. A URL
+A signed-in page reversed about 20 URLs on every request (base.html's menu, the memory
+page's forms), each 14-17 µs, and nearly all the same on every request. A URL
 depends only on the view's name, its arguments, the script prefix the portal is served
 under, the URL conf and the current app, so that is the key; a name that does not reverse
 raises as before (a failure is not kept)."""
