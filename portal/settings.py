@@ -141,6 +141,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "memory_ui.web.context_processors.portal",
             ],
+            # `{% url %}` with each URL kept once worked out (the module says why).
+            "builtins": ["memory_ui.templatetags.portal_urls"],
         },
     },
 ]
