@@ -46,9 +46,12 @@ class CachedURLNode(defaulttags.URLNode):
                 current_app = None
         url = ""
         try:
-            url = _reversed(
-                view_name, args, kwargs, current_app, get_script_prefix(), get_urlconf()
-            )
+            try:
+                url = _reversed(
+                    view_name, args, kwargs, current_app, get_script_prefix(), get_urlconf()
+                )
+            except TypeError:  # an argument that cannot be a key: reversed as Django does
+                url = reverse(view_name, args=args, kwargs=dict(kwargs), current_app=current_app)
         except NoReverseMatch:
             if self.asvar is None:
                 raise

@@ -62,3 +62,14 @@ def test_it_stores_and_refuses_as_django_s_own_does(reversed_names: list[str]) -
 def test_context_without_a_request_still_renders() -> None:
     template = engines["django"].engine.from_string("{% url 'dashboard' %}")
     assert template.render(Context()) == "/"
+
+
+class Unhashable(str):
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_an_argument_that_cannot_be_a_key_is_reversed_uncached(reversed_names: list[str]) -> None:
+    name = Unhashable("travel-planner")
+    for _ in range(2):
+        assert render("{% url 'memory_agent' name %}", name=name) == "/memory/agents/travel-planner"
+    assert reversed_names == ["memory_agent", "memory_agent"]
