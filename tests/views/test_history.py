@@ -114,6 +114,16 @@ def test_an_entry_an_agent_appended_between_the_change_and_the_history_is_kept(
     assert restored.count("Books trains") == 1
 
 
+def test_what_a_restore_puts_back_is_not_flagged_as_come_back(alice: Client, fake: FakeCoreAPI):
+    # Her own restore is not an agent writing again what she deleted (as after an Undo).
+    delete_entry(alice, 0)
+    (form,) = restore_forms(body(alice.get(HISTORY, TRAVEL)))
+
+    assert alice.post(RESTORE, form).status_code == 302
+
+    assert "This came back" not in page_text(alice.get(TRAVEL_PAGE))
+
+
 def test_a_restore_refuses_when_the_person_changed_the_memory_since(
     alice: Client, fake: FakeCoreAPI
 ):

@@ -16,9 +16,10 @@ from memory_ui.documents.parse import parse_document
 from memory_ui.history import Change, version_find, versions_of, with_arrivals
 from memory_ui.identity import Actor
 from memory_ui.models import AuditEvent
+from memory_ui.resurfacing import deletions_forget, person_of
 from memory_ui.sources.agent_memory import MemoryChanged, Target
 from memory_ui.sources.protocol import SourceError
-from memory_ui.sources.registry import memory_store
+from memory_ui.sources.registry import memory_source, memory_store
 from memory_ui.web import forms
 from memory_ui.web.access import as_named, on_memory
 from memory_ui.web.errors import AgentsUnlisted
@@ -138,6 +139,9 @@ def restore_version(request: HtmxHttpRequest, actor: Actor, target: Target) -> H
     except SourceError as exc:
         error = not_done("Nothing was restored.", exc)
         return _page(request, actor, target, error, status=exc.portal_status)
+    # What the person put back is not something that came back (as after an Undo).
+    restored_entries = parse_document(change.before).entries
+    deletions_forget(person_of(actor), memory_source(), [e.body for e in restored_entries])
     saved_notices(
         request,
         done,
