@@ -92,7 +92,14 @@ class Deletions:
 
     def holds(self, source: str) -> bool:
         """Whether the person deleted anything from `source` (else nothing of it is hashed)."""
-        return any(deleted_from == source for deleted_from, _ in self.deleted)
+        return self.since(source) is not None
+
+    def since(self, source: str) -> datetime | None:
+        """When the person's earliest delete kept from `source` was; None: none kept."""
+        return min(
+            (when for (deleted_from, _), when in self.deleted.items() if deleted_from == source),
+            default=None,
+        )
 
 
 # Read on every memory page and card batch: as a QuerySet, Django built and compiled this

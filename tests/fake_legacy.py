@@ -49,8 +49,16 @@ class FakeLegacyBackend:
     # Stores known but not configured (LEGACY_STORES_KNOWN): store -> whom to ask.
     unreachable: dict[str, str] = field(default_factory=dict)
 
-    def put(self, store: str, upn: str, path: str, text: str, description: str = "") -> None:
-        item = Item(path, description, NOW, text)
+    def put(
+        self,
+        store: str,
+        upn: str,
+        path: str,
+        text: str,
+        description: str = "",
+        updated: dt.datetime = NOW,
+    ) -> None:
+        item = Item(path, description, updated, text)
         self.files.setdefault((STORES[store], upn), {})[path] = item
 
     def _files(self, subject: Subject, target: SourceTarget) -> dict[str, Item]:

@@ -74,16 +74,23 @@ def _hashable(
 ) -> list[str | None]:
     """The items' texts to hash against what the person deleted: as listed, except where
     the person deleted anything from this source, an item listed without its text (a legacy
-    file) is read for it, a few at a time. Hashed and dropped: never shown, logged or
-    audited (not a reveal)."""
+    file) written since their first delete from it (or of unknown date) is read for it, a few
+    at a time. One that cannot be read is not hashed (None), the others still are. Hashed
+    and dropped: never shown, logged or audited (not a reveal)."""
     items = list(items)
-    if not deletions.holds(backend.source):
+    since = deletions.since(backend.source)
+    if since is None:
         return [item.text for item in items]
 
     def text_of(item: Item) -> str | None:
-        if item.text is None and item.has_text:
+        if item.text is not None or not item.has_text:
+            return item.text
+        if item.updated is not None and item.updated < since:
+            return None  # not written since the first delete: it cannot have come back
+        try:
             return backend.read_item(subject, target, item.key).text
-        return item.text
+        except SourceError:
+            return None
 
     return fan_out(text_of, items)
 

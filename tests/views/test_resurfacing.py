@@ -21,6 +21,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
+from django.utils.timezone import now
 
 from devstack.coreapi import formats
 from memory_ui.audit import Action
@@ -185,8 +186,20 @@ def test_supports_overview_counts_a_legacy_file_written_again(
         reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
     )
     assert deleted.status_code == 302
-    legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
-    legacy.put("travel-planner", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+    legacy.put(
+        "travel-planner",
+        ALICE,
+        PREFS,
+        "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan",
+        updated=now(),
+    )
+    legacy.put(
+        "travel-planner",
+        ALICE,
+        "/memories/seats.md",
+        "Aisle seats on long flights only",
+        updated=now(),
+    )
     delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
     written_again(fake, AISLE)
 
@@ -221,20 +234,26 @@ def test_supports_overview_says_why_a_store_was_not_counted_and_counts_the_other
         reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
     )
     assert deleted.status_code == 302
-    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Laptop: ThinkPad")
-    read_item = legacy.read_item
+    # Written since the delete, so read to be hashed; that read fails.
+    legacy.put("it-helpdesk", ALICE, "/memories/laptop.md", "Laptop: ThinkPad", updated=now())
+    read_page = legacy.read_page
 
-    def unreadable(subject, target, key):
+    def unlistable(subject, target, cursor=None):
         if target.key == LEGACY_TRAVEL:
             raise LegacyUnavailable()
-        return read_item(subject, target, key)
+        return read_page(subject, target, cursor)
 
+    def unreadable(subject, target, key):
+        raise LegacyUnavailable()
+
+    monkeypatch.setattr(legacy, "read_page", unlistable)
     monkeypatch.setattr(legacy, "read_item", unreadable)
 
     rows = table_rows(systems_section(look_up(carol)))
 
     travel = next(row for row in rows if row[0].startswith("Travel Planner"))
     assert travel[1:] == [LegacyUnavailable().message]
+    # A file that cannot be read to be hashed is still counted, not the whole store lost.
     helpdesk = next(row for row in rows if row[0].startswith("It Helpdesk"))
     assert helpdesk[1:] == ["1", "0"]
 
@@ -345,8 +364,20 @@ def test_a_legacy_file_written_again_is_flagged_on_its_stores_page_and_the_dashb
         reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
     )
     assert deleted.status_code == 302
-    legacy.put("travel-planner", ALICE, PREFS, "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan")
-    legacy.put("travel-planner", ALICE, "/memories/seats.md", "Aisle seats on long flights only")
+    legacy.put(
+        "travel-planner",
+        ALICE,
+        PREFS,
+        "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan",
+        updated=now(),
+    )
+    legacy.put(
+        "travel-planner",
+        ALICE,
+        "/memories/seats.md",
+        "Aisle seats on long flights only",
+        updated=now(),
+    )
 
     with CaptureQueriesContext(connection) as queries:
         page = alice.get(reverse("source_target", args=["legacy"]) + f"?target={LEGACY_TRAVEL}")
