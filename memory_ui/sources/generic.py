@@ -22,8 +22,8 @@ from collections.abc import Callable
 from memory_ui.audit import Action, audit_record
 from memory_ui.documents import content_hash
 from memory_ui.identity import Actor
-from memory_ui.resurfacing import deletions_forget, deletions_record
-from memory_ui.sources.item_history import item_kept
+from memory_ui.resurfacing import deletions_forget, deletions_record, person_of
+from memory_ui.sources.item_history import item_changes, item_kept
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -314,6 +314,10 @@ def item_put_back(
         require(backend, Capability.APPEND)
     subject = subject_of(actor)
     _still_gone(actor, backend, target, key, action)
+    if _brought_back(actor, backend.source, target, key):
+        changed = ItemChanged(Item(key, "", None, text))
+        audit(actor, backend.source, action, target, error=changed)
+        raise changed
     if restores:
         put_back = Item(key, "", None, text)
         restored = audited(
@@ -329,8 +333,19 @@ def item_put_back(
         )
     audit(actor, backend.source, action, target, after=restored.text)
     deletions_forget(subject.upn, backend.source, [text])
-    _kept_back(actor, backend.source, target, key, restored, action)
+    if restores:
+        _kept_back(actor, backend.source, target, key, restored, action)
+    else:  # added to another item: kept under the deleted one only (the other holds more)
+        item_kept(actor, backend.source, target, key, action, "", text)
     return restored
+
+
+def _brought_back(actor: Actor, source: str, target: SourceTarget, key: str) -> bool:
+    """Whether the deleted item at `key` was already brought back through the portal (its
+    latest kept change is no longer the delete): a source that keeps nothing at the key
+    (a memory written again under a new id) would otherwise take the same restore twice."""
+    changes = item_changes(person_of(actor), source, target, key)
+    return bool(changes) and changes[0].action != Action.DELETE_ENTRY
 
 
 def _still_gone(

@@ -45,12 +45,15 @@ class CachedURLNode(defaulttags.URLNode):
             except AttributeError:
                 current_app = None
         url = ""
+        values = (*args, *(value for _, value in kwargs))
         try:
-            try:
+            # Only plain strings and ints are keys: values equal but written differently
+            # (1, True, 1.0) would share one URL. Anything else is reversed as Django does.
+            if all(type(value) in (str, int) for value in values):
                 url = _reversed(
                     view_name, args, kwargs, current_app, get_script_prefix(), get_urlconf()
                 )
-            except TypeError:  # an argument that cannot be a key: reversed as Django does
+            else:
                 url = reverse(view_name, args=args, kwargs=dict(kwargs), current_app=current_app)
         except NoReverseMatch:
             if self.asvar is None:

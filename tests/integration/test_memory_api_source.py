@@ -236,6 +236,29 @@ def test_undo_writes_a_deleted_memory_again_as_a_new_one(configured) -> None:
     }
 
 
+def test_a_memory_brought_back_stays_its_own_where_an_agent_wrote_that_about_again(
+    configured,
+) -> None:
+    helpdesk = backend().list_targets(ALICE_SUBJECT)[1]
+    item = next(
+        i for i in backend().read_page(ALICE_SUBJECT, helpdesk).items if "laptop" in i.description
+    )
+    deleted = backend().delete_item(ALICE_SUBJECT, helpdesk, item.key)
+    user = backend().user(ALICE_SUBJECT)
+    # The agent learns about her laptop again, under the same `about`.
+    agents = backend().client.create(
+        user, helpdesk.agent, "Laptop: Surface 7", memory_type="fact", about="laptop"
+    )
+
+    restored = backend().restore_item(ALICE_SUBJECT, helpdesk, deleted)
+
+    assert restored.key not in (item.key, agents["id"])  # a memory of its own, as told
+    kept = {m["id"]: m for m in backend().client.export(user, helpdesk.agent)["memories"]}
+    active = [o for o in kept[agents["id"]]["observations"] if o["status"] == "active"]
+    assert [o["content"] for o in active] == ["Laptop: Surface 7"]  # the agent's untouched
+    assert kept[restored.key]["observations"][0]["content"] == item.text
+
+
 def test_search_finds_the_persons_memories_only(configured) -> None:
     found = backend().search(ALICE_SUBJECT, "laptop")
 

@@ -164,12 +164,16 @@ def test_a_deleted_item_is_restored_else_appended_else_refused(backend) -> None:
     backend.capabilities &= ~Capability.RESTORE_ITEM
     appended = generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")
     assert (appended.key, files[NOTES].text) == (NOTES, BEFORE) and PREFS not in files
-    (kept,) = item_changes(ALICE.upn, "legacy", TRAVEL, NOTES)
+    # Added to another item, which may hold more than it: kept under the deleted one only,
+    # which says so and is no longer listed as deleted (nor restored a second time).
+    assert item_changes(ALICE.upn, "legacy", TRAVEL, NOTES) == []
+    (kept, _deleted, *_) = item_changes(ALICE.upn, "legacy", TRAVEL, PREFS)
     assert (kept.action, kept.after) == ("restore-version", BEFORE)
-    # Back under another key: the deleted one says so and is no longer listed as deleted.
-    assert item_changes(ALICE.upn, "legacy", TRAVEL, PREFS)[0].action == "restore-version"
     assert deleted_items(ALICE.upn, "legacy", TRAVEL) == []
+    with pytest.raises(generic.ItemChanged):
+        generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")
+    assert files[NOTES].text == BEFORE  # not appended twice
 
     backend.capabilities &= ~Capability.APPEND
     with pytest.raises(Unsupported):
-        generic.item_put_back(ME, backend, TRAVEL, PREFS, _before, "")
+        generic.item_put_back(ME, backend, TRAVEL, "/memories/other.md", _before, "")

@@ -73,3 +73,8 @@ def test_an_argument_that_cannot_be_a_key_is_reversed_uncached(reversed_names: l
     for _ in range(2):
         assert render("{% url 'memory_agent' name %}", name=name) == "/memory/agents/travel-planner"
     assert reversed_names == ["memory_agent", "memory_agent"]
+
+
+def test_equal_values_of_other_types_are_not_one_url(reversed_names: list[str]) -> None:
+    assert render("{% url 'memory_agent' a %}", a=1) == "/memory/agents/1"
+    assert render("{% url 'memory_agent' a %}", a=True) == "/memory/agents/True"

@@ -107,13 +107,27 @@ def test_a_restore_keeps_the_lines_an_agent_added_since_the_change(
     assert text_of(legacy) == f"{ORIGINAL}\n- Flies from Oslo\n"
 
 
-def test_an_item_rewritten_since_the_change_goes_back_to_that_version_alone(
+def test_a_line_an_agent_rewrote_since_the_change_is_kept_too(
     alice: Client,
     legacy,  # noqa: F811
 ) -> None:
     edit(alice, "# Travel\n\n- Window seats")
-    # Someone else rewrites it (an agent superseding a memory): nothing was added to keep.
+    # The agent rewrites her line: what it wrote is its own, kept after the version.
     legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Flies business")
+    (form,) = restore_forms(alice)
+
+    assert alice.post(form.action, form.fields).status_code == 302
+
+    assert text_of(legacy) == f"{ORIGINAL}\n- Flies business\n"
+
+
+def test_an_item_of_one_line_rewritten_since_goes_back_to_that_version_alone(
+    alice: Client,
+    legacy,  # noqa: F811
+) -> None:
+    edit(alice, "Window seats")
+    # One value superseded (as a memory-api memory): not glued to the version put back.
+    legacy.put("travel-planner", ALICE, PREFS, "Flies business")
     (form,) = restore_forms(alice)
 
     assert alice.post(form.action, form.fields).status_code == 302
@@ -277,3 +291,13 @@ def test_a_deletion_request_or_clear_everything_leaves_no_version_of_a_file(
 
     assert not PriorVersion.objects.filter(upn=ALICE).exists()
     assert PriorVersion.objects.filter(upn="bob@contoso.com").count() == 1  # not his request
+
+
+def test_an_items_page_breadcrumb_names_the_item_not_its_object(
+    alice: Client,
+    legacy,  # noqa: F811
+) -> None:
+    page = body(alice.get(url("source_item", f"item={PREFS}")))
+    crumbs = page[page.index('class="source-crumbs"') :].split("</div>", 1)[0]
+    assert "Item(" not in crumbs and "aisle" not in crumbs.lower()  # no text in the crumbs
+    assert PREFS in crumbs

@@ -231,6 +231,11 @@ class MemoryApiBackend:
         kept = self.client.export(user, target.agent)["memories"]
         deleted = next((m for m in kept if m["id"] == item.key and m["deleted_at"]), None)
         kind = {"memory_type": deleted["type"], "about": deleted["about"]} if deleted else {}
+        live = {m["about"] for m in kept if not m["deleted_at"] and m.get("about")}
+        if kind.get("about") in live:
+            # The same `about` would add it to that live memory as one more version (M7):
+            # written without it, it is a memory of its own, as the person was told.
+            del kind["about"]
         return item_of(self.client.create(user, target.agent, item.text or "", **kind))
 
     def preview(self, subject: Subject, target: SourceTarget, question: str, limit: int) -> Preview:

@@ -131,19 +131,18 @@ def history(request: HtmxHttpRequest, place: Place) -> HttpResponse:
 
 
 def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _with_arrivals(change: Change, since: list[Change]) -> Callable[[str], str]:
     """The version before `change`, followed by the lines of the item as it is now that
-    others, agents, added after it (`history.with_arrivals`: a file's entries are its
-    lines, as its page edits them), where the item grew since the person's latest change
-    (it holds each of that change's lines); an item rewritten since (a memory an agent
-    superseded) goes back to that version alone, as the History showed it."""
-    latest = since[0] if since else change  # newest first
+    others, agents, added or rewrote after it (`history.with_arrivals`: a file's entries
+    are its lines, as its page edits them), verbatim. An item of one line (a memory an
+    agent superseded) is one value, not lines added: it goes back to that version alone,
+    as the History showed it."""
 
     def restored(now: str) -> str:
-        if not set(_lines(latest.after)) <= set(_lines(now)):
+        if len(_lines(now)) <= 1:
             return change.before
         added = with_arrivals(change, since, now, _lines)
         if not added:
