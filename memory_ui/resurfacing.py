@@ -104,7 +104,9 @@ class Deletions:
 
 # Read on every memory page and card batch: as a QuerySet, Django built and compiled this
 # same SELECT on each call, several times the cost of running it (docs/performance.md).
-_DELETIONS_OF = "SELECT id, source, digest, deleted_at FROM memory_ui_deletedhash WHERE upn = %s"
+_DELETIONS_OF = (
+    f"SELECT id, source, digest, deleted_at FROM {DeletedHash._meta.db_table} WHERE upn = %s"  # noqa: S608
+)
 
 
 def deletions_of(upn: str) -> Deletions:

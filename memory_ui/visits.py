@@ -49,7 +49,9 @@ def first_visit(visits: dict[str, MemoryVisit]) -> datetime | None:
 # Read on every view of a memory page, by its unique key: as a QuerySet, Django built and
 # compiled this same SELECT on each call, ten times the cost of running it (about 0.25 ms a
 # page, docs/performance.md). A raw query still gives the model, its fields converted.
-_VISIT_BY_KEY = "SELECT * FROM memory_ui_memoryvisit WHERE user_oid = %s AND target_key = %s"
+_VISIT_BY_KEY = (
+    f"SELECT * FROM {MemoryVisit._meta.db_table} WHERE user_oid = %s AND target_key = %s"  # noqa: S608
+)
 
 
 def visit_of(user_oid: str, target_key: str) -> MemoryVisit | None:

@@ -24,7 +24,8 @@ class SessionStore(db.SessionStore):
         database = router.db_for_read(model)
         expire_date = model._meta.get_field("expire_date")
         now = expire_date.get_db_prep_value(timezone.now(), connections[database])
-        query = "SELECT * FROM django_session WHERE session_key = %s AND expire_date > %s"
+        table = connections[database].ops.quote_name(model._meta.db_table)
+        query = f"SELECT * FROM {table} WHERE session_key = %s AND expire_date > %s"  # noqa: S608
         found = next(iter(model.objects.raw(query, [self.session_key, now])), None)
         if found is None:
             self._session_key = None  # as Django's: no such session, or it expired

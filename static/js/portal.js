@@ -63,6 +63,10 @@
     if (!template || !entry) return;
     close(false);
     var index = link.pathname.split("/").pop(); // the entry's own page: <memory>/<index>
+    if (!/^\d+$/.test(index)) {
+      window.location.assign(link.href); // not an entry's own page: go where it leads
+      return;
+    }
     var name = link.getAttribute("aria-label").replace(/^Actions for /, "");
     var menu = template.content.firstElementChild.cloneNode(true);
     menu.id = MENU;

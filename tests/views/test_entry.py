@@ -131,6 +131,19 @@ def test_an_entry_carries_its_actions_link_and_checkbox_not_the_actions_themselv
     assert html.count(">Move or copy</a>") == html.count(">Delete</button>") == 1
 
 
+def test_an_entry_without_its_own_page_keeps_its_exact_time_on_hover(alice: Client):
+    # The combined view has no Actions (no entry page): its times keep their title.
+    combined = body(alice.get("/memory/agents/travel-planner/combined"))
+    times = re.findall(r"<time [^>]*>", combined)
+    assert times and all(" title=" in time for time in times)
+    # An entry with Actions has its exact time on its own page (and from portal.js).
+    own = body(alice.get("/memory/agents/travel-planner"))
+    entry_times = re.findall(r'<li class="entry[^"]*".*?</li>', own, re.S)
+    assert entry_times and all(
+        " title=" not in re.findall(r"<time [^>]*>", e)[0] for e in entry_times
+    )
+
+
 def test_the_editor_as_a_page_and_as_the_entry_in_place(alice: Client):
     page = alice.get("/memory/entries/edit", {**TRAVEL, "index": 1})
     assert page.status_code == 200 and is_page(page)

@@ -154,7 +154,7 @@ def test_supports_overview_counts_what_came_back(alice: Client, carol: Client, f
     overview = look_up(carol)
 
     text = page_text(overview)
-    assert "1 entry came back after alice@contoso.com deleted it" in text
+    assert "1 came back after alice@contoso.com deleted it" in text
     rows = {
         re.sub(r"<[^>]+>", " ", row).split()[0]: row
         for row in re.findall(r"<tr>(.*?)</tr>", body(overview), re.S)
@@ -209,9 +209,9 @@ def test_supports_overview_counts_a_legacy_file_written_again(
     assert hash_queries(queries) == 1  # one for CoreAPI's memories and every other system
     text = page_text(overview)
     assert (
-        "2 entries came back after alice@contoso.com deleted them through the portal (same "
-        "text written again; counted per memory below): 1 entry in CoreAPI, 1 file in Legacy "
-        "memory stores." in text
+        "2 came back after alice@contoso.com deleted them through the portal (same text "
+        "written again; counted per memory and system below): 1 entry in CoreAPI, 1 file in "
+        "Legacy memory stores." in text
     )
     rows = table_rows(systems_section(overview))
     assert rows[0] == ["Store", "Files", "Came back"]
@@ -272,7 +272,7 @@ def test_supports_overview_names_each_system_it_does_not_count_and_why(
 
     counted = look_up(carol)
     assert ["Notebook page weekly", "2", "1"] in table_rows(systems_section(counted))
-    assert "1 entry came back after alice@contoso.com deleted it" in page_text(counted)
+    assert "1 came back after alice@contoso.com deleted it" in page_text(counted)
     assert "1 note in Team notebook." in page_text(counted)
     unreachable = f"Agents' private notes: {AGENT_NOTES} Ask the owner of each agent."
     assert unreachable in systems_text(counted)
