@@ -238,7 +238,14 @@ def test_without_restore_a_deleted_file_is_appended_as_a_new_one(
 
     assert done.status_code == 302
     assert text_of(legacy) is None and text_of(legacy, NOTES) == ORIGINAL
-    assert done["Location"] == url("source_history", f"item={NOTES}")
+    assert done["Location"] == url("source_item", f"item={NOTES}")
+    # The deleted file's History says it was brought back, offers no second restore, and
+    # refuses the same form again: nothing added twice.
+    text = page_text(history(alice))
+    assert "you brought it back already" in text and "You deleted this" not in text
+    assert restore_forms(alice) == []
+    assert alice.post(form.action, form.fields).status_code == 409
+    assert text_of(legacy, NOTES) == ORIGINAL
 
 
 def test_without_restore_or_append_a_deleted_file_says_why(alice: Client, legacy) -> None:  # noqa: F811

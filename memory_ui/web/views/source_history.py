@@ -22,6 +22,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_ui.audit import Action
 from memory_ui.history import Change, with_arrivals
 from memory_ui.sources import generic
 from memory_ui.sources.item_history import item_change, item_changes
@@ -77,6 +78,14 @@ class ItemHistory:
     happened: list[Happened]
     restoring: Restoring
     version: str  # of the item as shown ("": shown deleted): what a restore starts from
+    gone_by: str = ""  # not there now: the person's latest change to it (an audit action)
+
+
+_GONE = {
+    Action.RESTORE_VERSION: "you brought it back already, under another key.",
+    Action.UNDO: "you brought it back already, under another key.",
+    "": "it is not here now, and your latest change to it was not its delete.",
+}
 
 
 def _retention() -> dict[str, int]:
@@ -103,18 +112,25 @@ def _page(
     try:
         current = _current(request, place, key)
     except SourceError as exc:
-        context = {"place": place, "key": key, "load_error": exc} | _retention()
+        context = {"place": place, "key": key, "load_error": exc, "error": error} | _retention()
         template = "memory_ui/sources/history.html"
         return render_page(request, template, "history", context, exc.portal_status)
     if current is None and not changes:
         raise Http404("No such item.")
+    restoring = _restoring(place, current is not None)
+    gone_by = changes[0].action if current is None and changes else ""
+    if gone_by and gone_by != Action.DELETE_ENTRY:
+        # Not deleted by the person last: brought back under another key, or gone some
+        # other way; nothing here to put back (a restore would be refused, 409).
+        restoring = Restoring(why_not=_GONE.get(gone_by, _GONE[""]))
     page = ItemHistory(
         place,
         key,
         current,
         your_changes(changes),
-        _restoring(place, current is not None),
+        restoring,
         generic.version_of(current) if current is not None else "",
+        gone_by,
     )
     context = {"place": place, "page": page, "key": key, "error": error} | _retention()
     return render_page(request, "memory_ui/sources/history.html", "history", context, status)
@@ -189,4 +205,7 @@ def restore(request: HtmxHttpRequest, place: Place) -> HttpResponse:
     when = f"{change.at:%-d %B %Y, %H:%M} UTC"
     as_new = f" as {restored.key}" if restored.key != key else ""
     messages.success(request, f"Restored {key}{as_new} as it was before your change of {when}.")
-    return redirect_to(request, place.item_url(restored.key, "source_history"))
+    # Added to another item (APPEND), which keeps no change of it: that item's own page.
+    appended = restored.key != key and not place.allows(Capability.RESTORE_ITEM)
+    page_name = "source_item" if appended else "source_history"
+    return redirect_to(request, place.item_url(restored.key, page_name))
