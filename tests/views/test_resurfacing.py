@@ -111,7 +111,12 @@ def test_only_the_person_who_deleted_it_sees_it_flagged(alice: Client, bob: Clie
     delete_entry(alice, USER, "/memory/user", 0)
     written_again(fake, "- Prefers concise answers with a short summary first.", agent=None)
     assert "This came back" in page_text(alice.get("/memory/user"))
+    assert "This came back" in page_text(alice.get("/search", {"q": "concise answers"}))
     assert DeletedHash.objects.get().upn == ALICE
+    # The fake serves bob the same text: his pages hold it, never her flag.
+    assert "concise answers" in page_text(bob.get("/memory/user"))
+    for url, query in (("/memory/user", {}), ("/search", {"q": "concise answers"})):
+        assert "This came back" not in page_text(bob.get(url, query))
 
 
 def test_one_query_for_the_hashes_however_many_entries_came_back(alice: Client, fake: FakeCoreAPI):

@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from memory_ui.audit import AuditEvent
 from memory_ui.models import PriorVersion
+from memory_ui.sources import generic
 from memory_ui.sources.legacy.adapter import CAPABILITIES, READ_ONLY_REASON
 from memory_ui.sources.protocol import Capability
 from tests.fake_legacy import NOTES, FakeLegacyBackend, missing_sentence
@@ -208,7 +209,8 @@ def test_a_deleted_file_is_found_on_its_stores_page_and_brought_back(
     assert text_of(legacy) == ORIGINAL
     assert "Deleted by you" not in page_text(alice.get(url("source_target")))
     # The file is there again: its History now restores over it, from its version.
-    assert [f.fields["version"] for f in restore_forms(alice)] != [""]
+    now = generic.version_of(legacy.files[(TRAVEL, ALICE)][PREFS])
+    assert [f.fields["version"] for f in restore_forms(alice)] == [now]
 
 
 def test_a_deleted_file_written_again_meanwhile_is_not_overwritten(
