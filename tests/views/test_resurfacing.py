@@ -31,6 +31,7 @@ from memory_ui.sources.agent_notes import UNREACHABLE as AGENT_NOTES
 from memory_ui.sources.legacy import LegacyUnavailable
 from memory_ui.sources.protocol import Capability
 from tests.fake_coreapi import FakeCoreAPI
+from tests.fake_legacy import FakeLegacyBackend
 from tests.fake_source import MISSING, NOTEBOOK
 from tests.pages import hidden_fields, table_rows
 from tests.views.helpers import HTMX, TRAVEL, USER, body, field_value, page_text
@@ -64,6 +65,19 @@ def written_again(fake: FakeCoreAPI, text: str, agent: str | None = "travel-plan
 
 def hash_queries(queries: CaptureQueriesContext) -> int:
     return sum(DeletedHash._meta.db_table in q["sql"] for q in queries.captured_queries)
+
+
+def legacy_file_written_again(alice: Client, legacy: FakeLegacyBackend) -> None:  # noqa: F811
+    """Alice deletes the travel store's preferences file; the agent writes it again (other
+    spacing and case), and another file that only mentions the same words."""
+    deleted = alice.post(
+        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
+    )
+    assert deleted.status_code == 302
+    again = "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan"
+    legacy.put("travel-planner", ALICE, PREFS, again, updated=now())
+    seats = "Aisle seats on long flights only"
+    legacy.put("travel-planner", ALICE, "/memories/seats.md", seats, updated=now())
 
 
 def test_an_entry_written_again_is_flagged_on_its_page_with_delete_again(
@@ -187,24 +201,7 @@ def test_supports_overview_counts_a_legacy_file_written_again(
     fake: FakeCoreAPI,
     legacy,  # noqa: F811
 ):
-    deleted = alice.post(
-        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
-    )
-    assert deleted.status_code == 302
-    legacy.put(
-        "travel-planner",
-        ALICE,
-        PREFS,
-        "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan",
-        updated=now(),
-    )
-    legacy.put(
-        "travel-planner",
-        ALICE,
-        "/memories/seats.md",
-        "Aisle seats on long flights only",
-        updated=now(),
-    )
+    legacy_file_written_again(alice, legacy)
     delete_entry(alice, TRAVEL, TRAVEL_PAGE, 0)
     written_again(fake, AISLE)
 
@@ -365,24 +362,7 @@ def test_a_legacy_file_written_again_is_flagged_on_its_stores_page_and_the_dashb
 ):
     # The stores list files without their contents: each is read to be hashed, and only
     # where alice deleted something from them.
-    deleted = alice.post(
-        reverse("source_delete", args=["legacy"]), {"target": LEGACY_TRAVEL, "item": PREFS}
-    )
-    assert deleted.status_code == 302
-    legacy.put(
-        "travel-planner",
-        ALICE,
-        PREFS,
-        "# TRAVEL\n\n- prefers AISLE SEATS\n-   vegan",
-        updated=now(),
-    )
-    legacy.put(
-        "travel-planner",
-        ALICE,
-        "/memories/seats.md",
-        "Aisle seats on long flights only",
-        updated=now(),
-    )
+    legacy_file_written_again(alice, legacy)
 
     with CaptureQueriesContext(connection) as queries:
         page = alice.get(reverse("source_target", args=["legacy"]) + f"?target={LEGACY_TRAVEL}")

@@ -93,47 +93,40 @@ def test_an_entry_edit_is_kept_too(alice: Client, legacy) -> None:  # noqa: F811
     assert text_of(legacy) == ORIGINAL
 
 
-def test_a_restore_keeps_the_lines_an_agent_added_since_the_change(
+@pytest.mark.parametrize(
+    ("mine", "agents", "restored"),
+    [
+        # The agent adds a line after her edit: kept after the version put back.
+        (
+            "# Travel\n\n- Window seats",
+            "# Travel\n\n- Window seats\n- Flies from Oslo",
+            f"{ORIGINAL}\n- Flies from Oslo\n",
+        ),
+        # The agent rewrites her line: what it wrote is its own, kept too.
+        (
+            "# Travel\n\n- Window seats",
+            "# Travel\n\n- Flies business",
+            f"{ORIGINAL}\n- Flies business\n",
+        ),
+        # One value superseded (as a memory-api memory): not glued to the version put back.
+        ("Window seats", "Flies business", ORIGINAL),
+    ],
+    ids=["added", "rewritten", "one line"],
+)
+def test_a_restore_keeps_what_an_agent_wrote_since_the_change(
     alice: Client,
     legacy,  # noqa: F811
+    mine: str,
+    agents: str,
+    restored: str,
 ) -> None:
-    edit(alice, "# Travel\n\n- Window seats")
-    # The agent adds a line after alice's edit, before she opens the History.
-    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Window seats\n- Flies from Oslo")
+    edit(alice, mine)
+    legacy.put("travel-planner", ALICE, PREFS, agents)  # after her edit, before the History
     (form,) = restore_forms(alice)
 
     assert alice.post(form.action, form.fields).status_code == 302
 
-    # Her edit is taken back (aisle seats again, no window seats); the agent's line stays.
-    assert text_of(legacy) == f"{ORIGINAL}\n- Flies from Oslo\n"
-
-
-def test_a_line_an_agent_rewrote_since_the_change_is_kept_too(
-    alice: Client,
-    legacy,  # noqa: F811
-) -> None:
-    edit(alice, "# Travel\n\n- Window seats")
-    # The agent rewrites her line: what it wrote is its own, kept after the version.
-    legacy.put("travel-planner", ALICE, PREFS, "# Travel\n\n- Flies business")
-    (form,) = restore_forms(alice)
-
-    assert alice.post(form.action, form.fields).status_code == 302
-
-    assert text_of(legacy) == f"{ORIGINAL}\n- Flies business\n"
-
-
-def test_an_item_of_one_line_rewritten_since_goes_back_to_that_version_alone(
-    alice: Client,
-    legacy,  # noqa: F811
-) -> None:
-    edit(alice, "Window seats")
-    # One value superseded (as a memory-api memory): not glued to the version put back.
-    legacy.put("travel-planner", ALICE, PREFS, "Flies business")
-    (form,) = restore_forms(alice)
-
-    assert alice.post(form.action, form.fields).status_code == 302
-
-    assert text_of(legacy) == ORIGINAL
+    assert text_of(legacy) == restored
 
 
 def test_a_file_changed_since_the_history_was_shown_is_not_overwritten(
