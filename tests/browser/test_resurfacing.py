@@ -61,7 +61,7 @@ def test_alice_and_carol_find_what_came_back_and_alice_deletes_it_again(
     sign_in_as(carol, "Carol Support", "/support/")
     carol.get_by_label("User principal name").fill("alice@contoso.com")
     carol.get_by_role("button", name="Look up").click()
-    expect(carol.locator(".card-came-back")).to_contain_text("1 entry came back")
+    expect(carol.locator(".card-came-back")).to_contain_text("1 came back after")
     expect(carol.locator(".card-came-back")).to_contain_text("1 entry in CoreAPI.")
     other = carol.get_by_role("region", name="Other memory systems")
     expect(other).to_contain_text("Agents' private notes:")  # named, not silently missing
@@ -69,7 +69,7 @@ def test_alice_and_carol_find_what_came_back_and_alice_deletes_it_again(
     row = carol.get_by_role("row", name="Travel Planner")
     row.get_by_role("textbox").fill("Checking a reported problem")
     row.get_by_role("button", name="Reveal").click()
-    expect(carol.get_by_role("note")).to_contain_text("1 came back after alice@contoso.com")
+    expect(carol.get_by_role("note")).to_contain_text("1 entry came back after alice@contoso.com")
     expect(carol.get_by_role("note")).to_contain_text("— Seat choice, deleted on")
     check_accessibility(carol, "support: a revealed memory with an entry that came back")
 
