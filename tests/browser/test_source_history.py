@@ -5,14 +5,11 @@ under "Deleted by you" on its store's page and brings it back."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
-from devstack.serve import RunningServer
-from memory_ui.sources.legacy import operations as legacy_ops
 from tests.browser.conftest import check_accessibility, sign_in_as
+from tests.browser.test_legacy import legacy_on  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -20,15 +17,7 @@ TRAVEL = "main.agents.travel_planner_memory"
 PROFILE = "/memories/profile.md"
 
 
-@pytest.fixture
-def legacy_on(live_portal: str, settings, fresh_legacy: RunningServer) -> Iterator[str]:
-    settings.LEGACY_STORES_BASE_URL = fresh_legacy.url
-    legacy_ops.reset_caches()
-    yield live_portal
-    legacy_ops.reset_caches()
-
-
-def test_alice_restores_an_edit_then_brings_a_deleted_file_back(legacy_on: str, page: Page) -> None:
+def test_alice_restores_an_edit_then_brings_a_deleted_file_back(legacy_on: str, page: Page) -> None:  # noqa: F811
     sign_in_as(
         page, "Alice Example", then=f"/memory/sources/legacy/item?target={TRAVEL}&item={PROFILE}"
     )
