@@ -448,6 +448,11 @@ def item_report(
     return receipt
 
 
+def own_targets(backend: MemoryBackend, subject: Subject) -> list[SourceTarget]:
+    """The subject's own targets: a shared one is never in their export or erasure."""
+    return [target for target in backend.list_targets(subject) if not target.shared]
+
+
 class BackendSteps:
     """`protocol.Steps` for a source that brings only its adapter (`make(actor)`)."""
 
@@ -459,7 +464,7 @@ class BackendSteps:
         if why := _not_erasable(backend):
             return Erasure((Outcome(None, backend.source, "not possible", why),))
         rows = []
-        for target in backend.list_targets(subject):
+        for target in own_targets(backend, subject):
             total = len(all_items(backend, subject, target))
             rows.append(Outcome(target, target.key, "to erase", total=total))
         return Erasure(tuple(rows))
@@ -467,7 +472,7 @@ class BackendSteps:
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         backend, subject = self._make(actor), subject_of(actor)
         files = []
-        for target in backend.list_targets(subject):
+        for target in own_targets(backend, subject):
             keys = [item.key for item in all_items(backend, subject, target)]
             if not keys:
                 continue
@@ -486,7 +491,7 @@ class BackendSteps:
             audit(actor, backend.source, Action.ERASE, None, error=error)
             return Erasure((Outcome(None, backend.source, "not possible", NOT_EXPORTED),))
         rows = []
-        for target in backend.list_targets(subject):
+        for target in own_targets(backend, subject):
             try:
                 versions = exported.get(target.key, {})
                 rows.append(self._erase_target(actor, backend, subject, target, versions))

@@ -111,12 +111,16 @@ def targets_counted(actor: Actor, backend: MemoryBackend, deletions: Deletions) 
     person deleted anything from this source, how many came back. Read as a deletion
     request's plan reads to count, not as a reveal: the texts are hashed and dropped, never
     shown, logged or audited (an item listed without its text is read for it). A target
-    that cannot be read says why; the others are still counted."""
+    that cannot be read says why; the others are still counted. A shared target
+    (`SourceTarget.shared`) is listed, neither read nor counted."""
     require(backend, Capability.LIST)
     subject = subject_of(actor)
     hashed = deletions.holds(backend.source)
     counted = []
     for target in backend.list_targets(subject):
+        if target.shared:  # not kept about the person: not read, not counted as theirs
+            counted.append(Counted(target))
+            continue
         try:
             items = all_items(backend, subject, target)
             texts = _hashable(backend, subject, target, items, deletions) if hashed else []

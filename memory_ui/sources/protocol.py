@@ -100,6 +100,9 @@ class SourceTarget:
     # Why the portal may not change it ("" where it may): a read-only legacy store. The
     # changing capabilities (`CHANGES`) are then offered nowhere for it, this said instead.
     read_only: str = ""
+    # True: what agents share with others (the memory-api's `include_shared`), shown to the
+    # subject but not kept about them alone: never counted, exported or erased as theirs.
+    shared: bool = False
 
 
 @dataclass(frozen=True)

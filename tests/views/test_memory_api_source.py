@@ -313,6 +313,35 @@ def test_support_deletion_request_lists_it_then_erases_with_a_read_back(carol: C
     assert all("0 left when read back" in row[-1] for row in after)
 
 
+def test_supports_overview_counts_her_memories_not_the_workspaces_shared_ones(
+    carol: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shared rows are not kept about alice: support's overview names them without a
+    count (and without reading them past the listing), as her export and erasure leave
+    them out."""
+    from memory_ui.sources.memory_api.client import MemoryApiClient
+    from tests.views.test_support import look_up
+
+    reads = []
+    memories = MemoryApiClient.memories
+
+    def recorded(self, user, agent, cursor=None, shared=False):
+        reads.append(shared)
+        return memories(self, user, agent, cursor, shared=shared)
+
+    monkeypatch.setattr(MemoryApiClient, "memories", recorded)
+    page = body(look_up(carol))
+
+    rows = {row[0]: row[1:] for row in table_rows(page)}
+    assert rows["What it-helpdesk remembers"][0].isdigit()
+    assert rows["What benefits-assistant remembers"][0].isdigit()
+    assert rows["Shared across the workspace"] == [
+        "Shared with others, not kept about alice@contoso.com alone: "
+        "not counted, exported or erased here."
+    ]
+    assert reads.count(True) == 1  # the listing of her agents only, not the shared rows
+
+
 def test_a_read_back_that_finds_memories_left_says_partly(
     carol: Client, memory_api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -89,6 +89,7 @@ SHARED_TARGET = SourceTarget(
     "Shared across the workspace",
     "What agents share with everyone in the workspace.",
     read_only=SHARED_READ_ONLY,
+    shared=True,
 )
 
 
@@ -256,7 +257,7 @@ class MemoryApiBackend:
 
     def erase_subject(self, subject: Subject) -> Erasure:
         user = self.user(subject)
-        targets = [t for t in self.list_targets(subject) if not t.read_only]
+        targets = [t for t in self.list_targets(subject) if not t.shared]
         self.client.erase(user)
         left = self.client.export(user)["memories"]
         return Erasure(

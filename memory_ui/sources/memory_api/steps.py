@@ -10,7 +10,14 @@ from collections.abc import Callable
 
 from memory_ui.audit import Action
 from memory_ui.identity import Actor
-from memory_ui.sources.generic import CHANGED, NOT_EXPORTED, audit, subject_of, target_export
+from memory_ui.sources.generic import (
+    CHANGED,
+    NOT_EXPORTED,
+    audit,
+    own_targets,
+    subject_of,
+    target_export,
+)
 from memory_ui.sources.memory_api.adapter import NAME, MemoryApiBackend
 from memory_ui.sources.protocol import (
     Erasure,
@@ -35,12 +42,6 @@ def _items(backend: MemoryApiBackend, subject: Subject, target: SourceTarget) ->
             return items
 
 
-def _persons(backend: MemoryApiBackend, subject: Subject) -> list[SourceTarget]:
-    """The person's own targets: the workspace's shared one (read only) is never in their
-    export, erasure or its counts."""
-    return [t for t in backend.list_targets(subject) if not t.read_only]
-
-
 class MemoryApiSteps:
     def __init__(self, make: Callable[[Actor], MemoryApiBackend]) -> None:
         self._make = make
@@ -50,14 +51,14 @@ class MemoryApiSteps:
         return Erasure(
             tuple(
                 Outcome(t, t.key, "to erase", total=len(_items(backend, subject, t)))
-                for t in _persons(backend, subject)
+                for t in own_targets(backend, subject)
             )
         )
 
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         backend, subject = self._make(actor), subject_of(actor)
         files = []
-        for target in _persons(backend, subject):
+        for target in own_targets(backend, subject):
             versions = {i.key: i.version or "" for i in _items(backend, subject, target)}
             text = target_export(actor, backend, target)
             files.append(ExportedFile(f"{target.key}.md", text, target.key, versions))
@@ -69,7 +70,7 @@ class MemoryApiSteps:
             audit(actor, NAME, Action.ERASE, None, error=SourceError(NOT_EXPORTED, status=409))
             return Erasure((Outcome(None, NAME, "not possible", NOT_EXPORTED),))
         rows = []
-        for target in _persons(backend, subject):
+        for target in own_targets(backend, subject):
             try:
                 rows.append(self._erase(actor, backend, subject, target, exported))
             except SourceError as exc:  # this agent only: the others are still erased
