@@ -35,10 +35,13 @@ class SystemCounts:
 
 def not_counted_reason(source: Source) -> str:
     """Why the overview cannot count what `source` keeps ("" where it can), with whom to ask."""
+    ask = f" Ask {source.owner}." if source.owner else ""
     if source.backend is None:
-        why = source.unreachable or source.cannot_list or f"{source.title} cannot be read here."
-        return why + (f" Ask {source.owner}." if source.owner else "")
-    return source.cannot_list
+        return (source.unreachable or f"{source.title} cannot be read here.") + ask
+    if source.cannot_list:
+        # Not the sentence the person reads on their pages (it offers them a question to ask).
+        return f"{source.title} cannot list what it keeps about a person." + ask
+    return ""
 
 
 def overview_everywhere(

@@ -380,3 +380,20 @@ def test_the_contact_set_for_memoryos_is_whom_a_deletion_request_names(
         "ask the Contoso AI platform team." in before
     )
     assert "ask its operator" not in before
+
+
+def test_supports_overview_says_to_support_why_it_is_not_counted(
+    carol: Client, memoryos_source, settings
+) -> None:
+    """Not the person's sentence ("what it keeps about you", "ask a question"): support
+    reads that MemoryOS cannot list a person's memory, and whom to ask."""
+    from tests.views.test_support import look_up
+
+    settings.MEMORYOS_CONTACT = "the Contoso AI platform team"
+    text = page_text(look_up(carol))
+
+    assert (
+        "MemoryOS: MemoryOS cannot list what it keeps about a person. "
+        "Ask the Contoso AI platform team." in text
+    )
+    assert "keeps about you" not in text and "Ask a question" not in text
