@@ -16,7 +16,13 @@ from __future__ import annotations
 import hashlib
 
 from memory_ui.audit import Action
-from memory_ui.history import Change, version_find, version_keep, versions_of, versions_under
+from memory_ui.history import (
+    Change,
+    last_changes_under,
+    version_find,
+    version_keep,
+    versions_of,
+)
 from memory_ui.identity import Actor
 from memory_ui.sources.protocol import SourceTarget
 
@@ -65,7 +71,5 @@ def deleted_items(upn: str, source: str, target: SourceTarget) -> list[Change]:
     """The target's items the person deleted within the retention and did not bring back
     through the portal since (their last change kept is the delete), newest first: what a
     deleted item is found again by."""
-    latest: dict[str, Change] = {}
-    for change in versions_under(upn, _target_prefix(source, target)):
-        latest.setdefault(change.item, change)
-    return [c for item, c in latest.items() if item and c.action == Action.DELETE_ENTRY]
+    deletes = last_changes_under(upn, _target_prefix(source, target), Action.DELETE_ENTRY)
+    return [change for change in deletes if change.item]

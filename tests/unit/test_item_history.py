@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from memory_ui import history
 from memory_ui.history import versions_of
 from memory_ui.identity import Actor, CallerAuth, Identity
 from memory_ui.models import PriorVersion
@@ -121,6 +122,24 @@ def test_a_deleted_item_is_listed_until_it_is_brought_back(backend) -> None:
     generic.item_restore(ME, backend, TRAVEL, deleted)
 
     assert deleted_items(ALICE.upn, "legacy", TRAVEL) == []
+
+
+def test_listing_deleted_items_decrypts_only_the_deletes(backend, monkeypatch) -> None:
+    """Many edits of one file and the delete of another: a store's page opens the delete's
+    row alone, so its cost does not grow with the person's history."""
+    notes = "/memories/notes.md"
+    backend.put("travel-planner", ALICE.upn, notes, "- Likes trains")
+    for n in range(5):
+        generic.item_replace(ME, backend, TRAVEL, PREFS, f"- Seat {n}", version(backend))
+    generic.item_delete(ME, backend, TRAVEL, notes)
+    opened = []
+    real = history._opened
+    monkeypatch.setattr(history, "_opened", lambda row: opened.append(row.id) or real(row))
+
+    deleted = deleted_items(ALICE.upn, "legacy", TRAVEL)
+
+    assert [(c.item, c.before) for c in deleted] == [(notes, "- Likes trains")]
+    assert len(opened) == 1
 
 
 # --- restoring -----------------------------------------------------------------------------------
