@@ -39,8 +39,7 @@ def not_counted_reason(source: Source) -> str:
     if source.backend is None:
         return (source.unreachable or f"{source.title} cannot be read here.") + ask
     if source.cannot_list:
-        # Not the sentence the person reads on their pages (it offers them a question to ask).
-        return f"{source.title} cannot list what it keeps about a person." + ask
+        return (source.cannot_list_to_support or source.cannot_list) + ask
     return ""
 
 

@@ -269,6 +269,9 @@ class Source:
     section: str = ""
     unreachable: str = ""
     owner: str = ""
+    # Why it cannot list, said to support (their overview of a person), where the sentence
+    # pages show the person (`cannot_list`) speaks to them ("" where that one serves both).
+    cannot_list_to_support: str = ""
     # Whom to ask about memory in this system the portal was never told of ("": none).
     others_note: str = ""
     items: tuple[str, str] = ("item", "items")  # what one of its items is called, and many

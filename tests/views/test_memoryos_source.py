@@ -393,7 +393,7 @@ def test_supports_overview_says_to_support_why_it_is_not_counted(
     text = page_text(look_up(carol))
 
     assert (
-        "MemoryOS: MemoryOS cannot list what it keeps about a person. "
-        "Ask the Contoso AI platform team." in text
+        "MemoryOS: MemoryOS cannot list what it keeps about a person: it only answers an "
+        "agent's question. Ask the Contoso AI platform team." in text
     )
     assert "keeps about you" not in text and "Ask a question" not in text

@@ -21,6 +21,7 @@ def source() -> Source | None:
     from memory_ui.sources.generic import BackendSteps
     from memory_ui.sources.memoryos.adapter import (
         CAPABILITIES,
+        NO_LIST_TO_SUPPORT,
         SOURCE,
         TITLE,
         MemoryOsBackend,
@@ -55,4 +56,5 @@ def source() -> Source | None:
         backend=make,
         items=("memory", "memories"),
         owner=settings.MEMORYOS_CONTACT or "MemoryOS's operator",
+        cannot_list_to_support=NO_LIST_TO_SUPPORT,
     )

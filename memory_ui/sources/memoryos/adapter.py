@@ -44,6 +44,10 @@ NO_LIST = (
     "MemoryOS cannot list what it keeps about you: it only answers an agent's question. "
     "Ask a question to see what an agent is told."
 )
+# The same, to support, who cannot ask for the person (`Source.cannot_list_to_support`).
+NO_LIST_TO_SUPPORT = (
+    "MemoryOS cannot list what it keeps about a person: it only answers an agent's question."
+)
 # What a page says when the answer was not a full one (docs/memoryos.md, S8).
 NOTICES = {
     PreviewState.DEGRADED: (
