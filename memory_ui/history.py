@@ -102,14 +102,19 @@ def versions_of(upn: str, target_key: str) -> list[Change]:
 def last_changes_under(upn: str, key_prefix: str, action: str) -> list[Change]:
     """Of the memories whose key starts with `key_prefix` (the items of one target of a
     source), those whose last change the person made within the retention was `action`:
-    that change, newest first. Only those rows are read whole and decrypted, so a page
-    listing a target costs one narrow query however long the person's history."""
+    that change, newest first. The other rows are read without their sealed text and
+    never decrypted; only those changes are."""
+    newest_first = ("-created_at", "-id")
     latest: dict[str, tuple[int, str]] = {}
     rows = _within_retention(upn).filter(target_key__startswith=key_prefix)
-    for row_id, key, row_action in rows.values_list("id", "target_key", "action"):
-        latest.setdefault(key, (row_id, row_action))  # newest first (Meta.ordering)
+    for row_id, key, row_action in rows.order_by(*newest_first).values_list(
+        "id", "target_key", "action"
+    ):
+        latest.setdefault(key, (row_id, row_action))
     ids = [row_id for row_id, row_action in latest.values() if row_action == action]
-    return [_opened(row) for row in PriorVersion.objects.filter(id__in=ids)] if ids else []
+    if not ids:
+        return []
+    return [_opened(row) for row in PriorVersion.objects.filter(id__in=ids).order_by(*newest_first)]
 
 
 def version_find(upn: str, target_key: str, change_id: int) -> Change | None:

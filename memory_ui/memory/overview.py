@@ -29,6 +29,11 @@ class SystemCounts:
     why: str = ""
 
     @property
+    def keeps_theirs(self) -> bool:
+        """Whether any target counted is the person's own (not only shared ones)."""
+        return any(not counted.target.shared for counted in self.targets)
+
+    @property
     def came_back(self) -> int:
         return sum(counted.came_back for counted in self.targets)
 

@@ -269,8 +269,8 @@ class Source:
     section: str = ""
     unreachable: str = ""
     owner: str = ""
-    # Why it cannot list, said to support (their overview of a person), where the sentence
-    # pages show the person (`cannot_list`) speaks to them ("" where that one serves both).
+    # Why it cannot list, said to support (their overview of a person): set it where the
+    # sentence pages show the person (`cannot_list`) speaks to them ("" where it serves both).
     cannot_list_to_support: str = ""
     # Whom to ask about memory in this system the portal was never told of ("": none).
     others_note: str = ""

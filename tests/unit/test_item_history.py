@@ -141,6 +141,9 @@ def test_listing_deleted_items_decrypts_only_the_deletes(backend, monkeypatch) -
     assert [(c.item, c.before) for c in deleted] == [(notes, "- Likes trains")]
     assert len(opened) == 1
 
+    generic.item_delete(ME, backend, TRAVEL, PREFS)
+    assert [c.item for c in deleted_items(ALICE.upn, "legacy", TRAVEL)] == [PREFS, notes]
+
 
 # --- restoring -----------------------------------------------------------------------------------
 
