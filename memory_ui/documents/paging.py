@@ -254,8 +254,8 @@ class _PreparedCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, tuple[float, Prepared]] = OrderedDict()
 
-    def get(self, text: str) -> Prepared:
-        key = content_hash(text)
+    def get(self, text: str, sha256: str = "") -> Prepared:
+        key = sha256 or content_hash(text)
         now = time.monotonic()
         with self._lock:
             found = self._entries.pop(key, None)
@@ -287,11 +287,12 @@ class _PreparedCache:
 _CACHE = _PreparedCache()
 
 
-def prepared(text: str) -> Prepared:
-    """The parsed `text`, from this process's cache when the same text was shown lately."""
+def prepared(text: str, sha256: str = "") -> Prepared:
+    """The parsed `text`, from this process's cache when the same text was shown lately;
+    `sha256`, its hash where the caller has it already (`content_hash`)."""
     if not settings.PORTAL_RENDER_CACHE_SECONDS:
-        return Prepared(text)
-    return _CACHE.get(text)
+        return Prepared(text, sha256)
+    return _CACHE.get(text, sha256)
 
 
 def forget_prepared() -> None:

@@ -3,6 +3,7 @@ change made meanwhile is noticed before a write (every source with text keeps on
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -24,6 +25,19 @@ class Version:
 
     @classmethod
     def of(cls, memory: Versioned) -> Version:
+        """Hashed once per memory object: a page asks several times (its visit, its forms'
+        hidden field, its parsed parts' cache), and a 1 MiB document takes milliseconds."""
+        try:
+            return _VERSIONS[memory]
+        except KeyError:
+            pass
+        except TypeError:  # not hashable or not weakly referenceable: hashed each time
+            return cls._hashed(memory)
+        version = _VERSIONS[memory] = cls._hashed(memory)
+        return version
+
+    @classmethod
+    def _hashed(cls, memory: Versioned) -> Version:
         stamp = memory.updated_on.isoformat() if memory.updated_on else ""
         return cls(stamp, content_hash(memory.content_markdown))
 
@@ -37,3 +51,8 @@ class Version:
         if not sep or len(digest) != 64:
             return None
         return cls(stamp, digest)
+
+
+# Weak keys: a version is remembered only while its memory object lives (one request), and
+# holds no content, only the hash and the stamp.
+_VERSIONS: weakref.WeakKeyDictionary[Versioned, Version] = weakref.WeakKeyDictionary()

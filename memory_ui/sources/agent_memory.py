@@ -185,7 +185,9 @@ class Loaded:
     @cached_property
     def prepared(self) -> Prepared | None:
         """The document parsed (once per version in this process: see `paging`)."""
-        return prepared(self.memory.content_markdown) if self.memory else None
+        if self.memory is None:
+            return None
+        return prepared(self.memory.content_markdown, Version.of(self.memory).sha256)
 
     @property
     def document(self) -> Document | None:

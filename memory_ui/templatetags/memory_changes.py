@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import secrets
 import textwrap
-import weakref
 
 from django import template
 from django.utils.html import format_html
@@ -19,19 +18,12 @@ register = template.Library()
 
 @register.filter
 def version_token(memory: Memory | None) -> str:
-    """The version a delete form was rendered from, for its hidden `version` field."""
-    if memory is None:
-        return ""
-    token = _TOKENS.get(memory)
-    if token is None:
-        token = _TOKENS[memory] = Version.of(memory).token()
-    return token
+    """The version a delete form was rendered from, for its hidden `version` field (the
+    document hashed once per page: `Version.of`)."""
+    return Version.of(memory).token() if memory is not None else ""
 
 
-# Every entry's delete form carries the token: hash the document once per page, not once
-# per entry. Weak keys, so no memory content outlives the request that rendered it.
 _SUBMISSION = re.compile(r"[A-Za-z0-9_-]{16,64}")
-_TOKENS: weakref.WeakKeyDictionary[Memory, str] = weakref.WeakKeyDictionary()
 
 
 @register.filter

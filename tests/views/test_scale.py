@@ -222,6 +222,30 @@ def test_the_parsed_document_is_reused_until_it_changes(alice: Client, fake, mon
     assert len(parsed) == 2
 
 
+def test_a_memory_page_hashes_its_document_once(alice: Client, fake, monkeypatch):
+    """Its visit, its forms' version field and its parsed parts' cache all need the hash:
+    a 1 MiB document takes milliseconds to hash, so once a page, not once each."""
+    from memory_ui.documents import paging, versions
+
+    fake.put(structured(200_000), "travel-planner")
+    text = fake.text("travel-planner")
+    hashed = []
+    real = versions.content_hash
+
+    def counted(value: str) -> str:
+        hashed.append(value == text)
+        return real(value)
+
+    monkeypatch.setattr(versions, "content_hash", counted)
+    monkeypatch.setattr(paging, "content_hash", counted)
+    for _ in range(2):  # the first view parses it, the second finds it parsed
+        fake.put(text, "travel-planner")  # as read from CoreAPI: a new object each time
+        hashed.clear()
+        page = alice.get("/memory/agents/travel-planner")
+        assert page.status_code == 200 and 'name="version"' in body(page)
+        assert hashed.count(True) == 1
+
+
 # --- too large to change ------------------------------------------------------------------
 
 
