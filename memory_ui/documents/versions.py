@@ -27,13 +27,17 @@ class Version:
     def of(cls, memory: Versioned) -> Version:
         """Hashed once per memory object: a page asks several times (its visit, its forms'
         hidden field, its parsed parts' cache), and a 1 MiB document takes milliseconds."""
+        # By identity: a memory's own hash and equality would read its whole text again.
+        key = id(memory)
+        found = _VERSIONS.get(key)
+        if found is not None and found[0]() is memory:
+            return found[1]
+        version = cls._hashed(memory)
         try:
-            return _VERSIONS[memory]
-        except KeyError:
-            pass
-        except TypeError:  # not hashable or not weakly referenceable: hashed each time
-            return cls._hashed(memory)
-        version = _VERSIONS[memory] = cls._hashed(memory)
+            alive = weakref.ref(memory, lambda _gone, key=key: _VERSIONS.pop(key, None))
+        except TypeError:  # not weakly referenceable: hashed each time
+            return version
+        _VERSIONS[key] = (alive, version)
         return version
 
     @classmethod
@@ -53,6 +57,6 @@ class Version:
         return cls(stamp, digest)
 
 
-# Weak keys: a version is remembered only while its memory object lives (one request), and
-# holds no content, only the hash and the stamp.
-_VERSIONS: weakref.WeakKeyDictionary[Versioned, Version] = weakref.WeakKeyDictionary()
+# id(memory) -> (a weak reference to it, its version): remembered only while the memory
+# object lives (a request), dropped when it goes; no content, only the hash and the stamp.
+_VERSIONS: dict[int, tuple[weakref.ref, Version]] = {}
