@@ -265,6 +265,17 @@ def test_an_autoscaler_that_could_not_work_is_refused():
     )
 
 
+def test_a_budget_that_would_block_every_drain_is_refused_without_the_autoscaler_too():
+    assert "must be below replicaCount, or no node could ever be drained" in refused(
+        AKS, replicaCount="2", **{"podDisruptionBudget.minAvailable": "2"}
+    )
+    (pdb,) = of_kind(
+        render(AKS, replicaCount="3", **{"podDisruptionBudget.minAvailable": "2"}),
+        "PodDisruptionBudget",
+    )
+    assert pdb["spec"]["minAvailable"] == 2
+
+
 @pytest.mark.parametrize("release", ["memory-portal", "prod"])
 def test_names_are_not_doubled(release: str):
     names = {o["metadata"]["name"] for o in render(AKS, release=release)}

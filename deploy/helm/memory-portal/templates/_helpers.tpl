@@ -134,6 +134,9 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- if and .enabled (ge (int $.Values.podDisruptionBudget.minAvailable) (int .minReplicas)) (gt (int .minReplicas) 1) $.Values.podDisruptionBudget.enabled }}
 {{- fail "podDisruptionBudget.minAvailable must be below autoscaling.minReplicas, or no node could ever be drained" }}
 {{- end }}
+{{- if and (not .enabled) (ge (int $.Values.podDisruptionBudget.minAvailable) (int $.Values.replicaCount)) (gt (int $.Values.replicaCount) 1) $.Values.podDisruptionBudget.enabled }}
+{{- fail "podDisruptionBudget.minAvailable must be below replicaCount, or no node could ever be drained" }}
+{{- end }}
 {{- end }}
 {{- end }}
 
