@@ -354,6 +354,13 @@ def legacy_app_token() -> str:
     return _service_token(settings.LEGACY_STORES_TOKEN_SCOPE, "legacy memory store")
 
 
+def graph_app_token() -> str:
+    """The portal service principal's Microsoft Graph token (`User.Read.All`), for support's
+    look-ups of a person's object id (memory_ui.directory); raises SignInFailed like
+    app_token."""
+    return _service_token(settings.GRAPH_SCOPE, "Microsoft Graph")
+
+
 def _service_token(scope: str, system: str) -> str:
     # msal caches one token per scope in the shared app until shortly before it expires.
     try:

@@ -464,7 +464,8 @@ MEMORY_API_PSEUDONYM_KEY_FILE = env(
     str(_devstack_state / "memory-api-pseudonym-key") if DEVSTACK else "",
 )
 # Microsoft Graph, to resolve a UPN to its object id (support acting for a person whose
-# pseudonym is made from the oid); the devstack IdP serves the one call. Empty: off.
+# memory-api pseudonym or legacy scope is made from the oid); the devstack IdP serves the one
+# call. Empty: off.
 GRAPH_BASE_URL = env(
     "GRAPH_BASE_URL",
     _devstack("DEVSTACK_IDP_PORT", 8443, "https") if DEVSTACK else "https://graph.microsoft.com",

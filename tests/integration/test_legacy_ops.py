@@ -20,6 +20,7 @@ from memory_ui.sources.coreapi.operations import Actor
 from memory_ui.sources.legacy import (
     LegacyConflict,
     LegacyForbidden,
+    LegacyStoreError,
     LegacyUnauthorized,
     LegacyUnavailable,
 )
@@ -30,7 +31,8 @@ from memory_ui.sources.legacy.adapter import (
     READ_ONLY_REASON,
 )
 from memory_ui.sources.legacy.backend import stores_backend
-from memory_ui.sources.protocol import Capability, SourceTarget
+from memory_ui.sources.legacy.values import GRAPH_OFF
+from memory_ui.sources.protocol import Capability, Item, SourceTarget
 from memory_ui.web.source_pages import Place
 from tests.stack import free_port
 
@@ -304,15 +306,84 @@ def test_the_erasure_plan_counts_files_and_says_what_cannot_be_erased(
     assert not _events("erase")
 
 
-def test_erasure_with_an_oid_scope_template_is_not_possible_for_support(
-    carol_for_alice: Actor, settings
-) -> None:
+def _keyed_by_oid(alice: Actor, settings) -> Item:
+    """The stores keyed by object id, with one file of alice's under her own scope (she
+    signs in with her oid): what support must reach by her UPN alone."""
     settings.LEGACY_STORES_SCOPE_TEMPLATE = "user-{oid}"
+    ops.reset_caches()
+    travel = _store(alice, TRAVEL)
+    return travel.backend.append(generic.subject_of(alice), _target(travel), "- Aisle seat\n", "")
+
+
+def test_support_reaches_an_oid_keyed_store_by_upn_through_graph(
+    alice: Actor, carol_for_alice: Actor, settings, idp: RunningServer
+) -> None:
+    settings.GRAPH_BASE_URL = idp.url  # the devstack IdP serves Graph's user lookup
+    written = _keyed_by_oid(alice, settings)
+
+    travel = _store(carol_for_alice, TRAVEL)
+    assert [i.key for i in _files(carol_for_alice, travel)] == [written.key]
+    assert _read(carol_for_alice, travel, written.key).text == "- Aisle seat\n"
+    plan = ops.legacy_erasure_plan(carol_for_alice)
+    assert (TRAVEL, "to erase", 1) in [(o.key, o.result, o.total) for o in plan.outcomes]
+
+    erasure = ops.legacy_erase_subject(carol_for_alice, _exported(carol_for_alice))
+
+    assert (TRAVEL, "erased", 1) in [(o.key, o.result, o.erased) for o in erasure.outcomes]
+    assert _files(alice, _store(alice, TRAVEL)) == ()
+    # The upn-keyed demo files are someone else's scope now: untouched.
+    settings.LEGACY_STORES_SCOPE_TEMPLATE = "{upn}"
+    ops.reset_caches()
+    assert len(_files(alice, _store(alice, TRAVEL))) == 3
+
+
+def test_erasure_with_an_oid_scope_template_is_not_possible_for_support_without_graph(
+    alice: Actor, carol_for_alice: Actor, settings
+) -> None:
+    settings.GRAPH_BASE_URL = ""
+    _keyed_by_oid(alice, settings)
 
     erasure = ops.legacy_erase_subject(carol_for_alice, {})
 
-    assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", ops.OID_UNKNOWN)]
+    reason = f"{ops.OID_UNKNOWN} {GRAPH_OFF}"
+    assert [(o.result, o.reason) for o in erasure.outcomes] == [("not possible", reason)]
+    assert "ask the portal's operators" in reason
     assert _events("erase")[-1].outcome == "error"
+    with pytest.raises(LegacyStoreError) as refused:
+        _files(carol_for_alice, _store(carol_for_alice, TRAVEL))
+    assert refused.value.message == reason
+    assert len(_files(alice, _store(alice, TRAVEL))) == 1  # nothing erased
+
+
+def test_a_graph_that_does_not_answer_refuses_support_saying_to_try_again(
+    alice: Actor, carol_for_alice: Actor, settings
+) -> None:
+    settings.GRAPH_BASE_URL = f"https://127.0.0.1:{free_port()}"  # nothing listens
+    _keyed_by_oid(alice, settings)
+
+    with pytest.raises(LegacyUnavailable) as unanswered:
+        _files(carol_for_alice, _store(carol_for_alice, TRAVEL))
+
+    assert unanswered.value.message.startswith(ops.OID_UNKNOWN)
+    assert "try again later, or ask the portal's operators" in unanswered.value.message
+    plan = ops.legacy_erasure_plan(carol_for_alice)
+    assert [(o.result, o.reason) for o in plan.outcomes] == [
+        ("not possible", unanswered.value.message)
+    ]
+
+
+def test_a_upn_graph_does_not_know_is_refused(alice: Actor, settings, idp: RunningServer) -> None:
+    settings.GRAPH_BASE_URL = idp.url
+    _keyed_by_oid(alice, settings)
+    upn = "nobody@contoso.com"
+    identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
+    carol = Actor(CAROL, CallerAuth("unused", identity), upn, reason="Request", ticket="T-2")
+
+    plan = ops.legacy_erasure_plan(carol)
+
+    assert [o.reason for o in plan.outcomes] == [
+        f"{ops.OID_UNKNOWN} The directory knows no one by that name; check the UPN."
+    ]
 
 
 def test_erasure_keeps_a_file_changed_since_the_export(

@@ -27,8 +27,13 @@ from memory_ui.sources.coreapi import UserIdentity
 from memory_ui.sources.memory_api import backend_for
 from memory_ui.sources.memory_api.adapter import MemoryApiBackend
 from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
-from memory_ui.sources.memory_api.errors import MemoryApiSetupError, SubjectUnavailable
+from memory_ui.sources.memory_api.errors import (
+    MemoryApiSetupError,
+    MemoryApiUnavailable,
+    SubjectUnavailable,
+)
 from memory_ui.sources.protocol import SourceTarget, Subject
+from tests.stack import free_port
 
 SETTINGS = load_settings()
 ALICE = Identity("a11ce000-0000-4000-8000-000000000001", "t", "alice@contoso.com", "Alice", (), "")
@@ -303,6 +308,18 @@ def test_without_graph_support_cannot_reach_a_pseudonymised_person(configured, s
 
     with pytest.raises(SubjectUnavailable):
         steps.export_all(carol_for("alice@contoso.com"))
+
+
+@pytest.mark.django_db
+def test_a_graph_that_does_not_answer_is_worth_trying_again(configured, settings) -> None:
+    settings.GRAPH_BASE_URL = f"https://127.0.0.1:{free_port()}"  # nothing listens
+    steps = registry.source("memory_api").steps
+    assert steps is not None
+
+    with pytest.raises(MemoryApiUnavailable) as unanswered:
+        steps.export_all(carol_for("alice@contoso.com"))
+
+    assert "try again later" in unanswered.value.message
 
 
 @pytest.mark.django_db

@@ -25,6 +25,7 @@ from devstack.memory_api.identity import (
     write_pseudonym_key,
 )
 from devstack.pki import ensure_pki
+from memory_ui.directory import Directory
 from memory_ui.models import AuditEvent
 from memory_ui.sources import registry
 from memory_ui.sources.memory_api import backend_for
@@ -35,7 +36,6 @@ from memory_ui.sources.memory_api.adapter import (
     RESTORE_NOTE,
     SHARED_READ_ONLY,
 )
-from memory_ui.sources.memory_api.directory import Directory
 from tests.pages import form_with_button, forms, submitted, table_rows
 from tests.views import conftest as views
 from tests.views.helpers import body, page_text

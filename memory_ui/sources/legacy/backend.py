@@ -1,8 +1,8 @@
 """The legacy stores as the portal's shared pages and steps read them (`Source.backend`):
 the adapter (`operations._backend()`, one per process) with what it alone does not say.
 Each store is named for people (its agent's name made readable) and marked read only where
-the portal lacks WRITE MEMORY STORE; a subject is refused where the scope needs an object id
-the portal does not know (support acting for someone); a write a store refuses (403) is
+the portal lacks WRITE MEMORY STORE; support acting for someone by UPN gets the object id a
+scope over {oid} needs from Microsoft Graph, or is refused saying why; a write a store refuses (403) is
 remembered, so the store is offered as read only from then on. Nothing here is audited:
 `sources.generic` audits every step with the source's name, as for every source.
 """
@@ -12,13 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from django.conf import settings
-
 from memory_ui.budget import fan_out
 from memory_ui.identity import Actor
-from memory_ui.sources.legacy import LegacyForbidden, LegacyNotFound, LegacyStoreError, operations
+from memory_ui.sources.legacy import LegacyForbidden, LegacyNotFound, operations
 from memory_ui.sources.legacy.adapter import READ_ONLY_REASON, LegacyBackend
-from memory_ui.sources.legacy.values import OID_UNKNOWN
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -61,9 +58,7 @@ class StoresBackend:
         return replace(target, title=readable_name(target), read_only=read_only)
 
     def _checked(self, subject: Subject) -> Subject:
-        if not subject.oid and "{oid}" in settings.LEGACY_STORES_SCOPE_TEMPLATE:
-            raise LegacyStoreError(OID_UNKNOWN)
-        return subject
+        return operations.scoped(subject)
 
     def _write[T](self, target: SourceTarget, step: Callable[[], T]) -> T:
         try:

@@ -18,9 +18,10 @@ from collections.abc import Callable, Mapping
 
 from django.conf import settings
 
-from memory_ui import auth, budget
+from memory_ui import auth, budget, directory
 from memory_ui.audit import Action
 from memory_ui.budget import fan_out
+from memory_ui.directory import DirectoryError, DirectoryUnavailable
 from memory_ui.identity import Actor
 from memory_ui.sources import generic
 from memory_ui.sources.legacy import (
@@ -37,6 +38,7 @@ from memory_ui.sources.legacy.adapter import (
 )
 from memory_ui.sources.legacy.client import LegacyStoresClient, client_from_settings
 from memory_ui.sources.legacy.values import (
+    GRAPH_OFF,
     NO_TOKEN,
     NOT_EXPORTED,
     OID_UNKNOWN,
@@ -100,12 +102,25 @@ def reset_caches() -> None:
 
 
 def subject_of(actor: Actor) -> Subject:
-    """Whose files: the signed-in user, or the user support staff act for. The portal does
-    not know that user's oid, so a scope template using {oid} cannot serve support."""
-    subject = generic.subject_of(actor)
-    if not subject.oid and "{oid}" in settings.LEGACY_STORES_SCOPE_TEMPLATE:
-        raise LegacyStoreError(OID_UNKNOWN)
-    return subject
+    """Whose files: the signed-in user, or the user support staff act for (`scoped`)."""
+    return scoped(generic.subject_of(actor))
+
+
+def scoped(subject: Subject) -> Subject:
+    """`subject` with what the scope template needs. Support knows a person by UPN only, so
+    a template using {oid} gets the object id from Microsoft Graph (memory_ui.directory);
+    where Graph is off or finds none, the subject is refused saying why, never guessed."""
+    if subject.oid or "{oid}" not in settings.LEGACY_STORES_SCOPE_TEMPLATE:
+        return subject
+    found = directory.configured()
+    if found is None:
+        raise LegacyStoreError(f"{OID_UNKNOWN} {GRAPH_OFF}")
+    try:
+        return Subject(subject.upn, found.object_id(subject.upn))
+    except DirectoryUnavailable as exc:
+        raise LegacyUnavailable(f"{OID_UNKNOWN} {exc.message}") from exc
+    except DirectoryError as exc:
+        raise LegacyStoreError(f"{OID_UNKNOWN} {exc.message}") from exc
 
 
 def _audit(

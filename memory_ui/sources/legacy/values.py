@@ -17,9 +17,14 @@ NOT_EXPORTED = (
     "Their files were not in the request's export, so nothing was erased there: download "
     "the export again, then clear."
 )
+# Support acts for a person by UPN; a scope over {oid} needs their object id from Graph.
 OID_UNKNOWN = (
-    "The legacy stores are keyed by the user's object id, which the portal does not know "
+    "The legacy stores are keyed by the user's object id, which the portal could not find "
     "for a user looked up by name."
+)
+GRAPH_OFF = (
+    "Microsoft Graph, where the portal looks it up, is not configured (GRAPH_BASE_URL); "
+    "ask the portal's operators."
 )
 
 

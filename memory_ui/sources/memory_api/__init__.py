@@ -28,10 +28,10 @@ def backend_for(
     from django.conf import settings
 
     from memory_ui import budget
+    from memory_ui.directory import directory_for
     from memory_ui.sources.memory_api.adapter import MemoryApiBackend
     from memory_ui.sources.memory_api.client import MemoryApiClient
     from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
-    from memory_ui.sources.memory_api.directory import Directory
 
     client = MemoryApiClient(
         base_url,
@@ -43,26 +43,8 @@ def backend_for(
         verify=settings.PORTAL_CA_BUNDLE or True,
         remaining=budget.remaining,
     )
-    directory = (
-        Directory(graph_url, _graph_token, verify=settings.PORTAL_CA_BUNDLE or True)
-        if graph_url
-        else None
-    )
+    directory = directory_for(graph_url, settings.PORTAL_CA_BUNDLE or True) if graph_url else None
     return MemoryApiBackend(client, SubjectRule.configured(rule, key_file), directory)
-
-
-def _graph_token() -> str:
-    from django.conf import settings
-
-    from memory_ui import auth
-    from memory_ui.sources.memory_api.errors import MemoryApiSetupError
-
-    # memory_ui/auth.py has no public Graph token yet; its shared client-credentials helper
-    # caches the token per scope, as for CoreAPI and the legacy stores.
-    try:
-        return auth._service_token(settings.GRAPH_SCOPE, "Microsoft Graph")
-    except auth.SignInFailed as exc:
-        raise MemoryApiSetupError(exc.message) from exc
 
 
 def source() -> Source | None:

@@ -14,10 +14,20 @@ import hashlib
 from dataclasses import replace
 from typing import Any
 
+from memory_ui.directory import (
+    Directory,
+    DirectoryRefused,
+    DirectoryUnavailable,
+    UnknownPerson,
+)
 from memory_ui.sources.memory_api.client import MemoryApiClient
 from memory_ui.sources.memory_api.config import SubjectRule
-from memory_ui.sources.memory_api.directory import Directory
-from memory_ui.sources.memory_api.errors import MemoryApiNotFound
+from memory_ui.sources.memory_api.errors import (
+    MemoryApiNotFound,
+    MemoryApiSetupError,
+    MemoryApiUnavailable,
+    SubjectUnavailable,
+)
 from memory_ui.sources.protocol import (
     Capability,
     Erasure,
@@ -128,6 +138,19 @@ def _version(observation: dict[str, Any]) -> Version:
     )
 
 
+def _object_id(directory: Directory, upn: str) -> str:
+    """The person's object id, the directory's failures as the memory-api's own: Graph
+    refusing the portal is its set-up (operators are told), never the person's fault."""
+    try:
+        return directory.object_id(upn)
+    except UnknownPerson as exc:
+        raise SubjectUnavailable(exc.message, status=exc.status) from exc
+    except DirectoryRefused as exc:
+        raise MemoryApiSetupError(exc.operator_detail, status=exc.status) from exc
+    except DirectoryUnavailable as exc:
+        raise MemoryApiUnavailable(exc.message, status=exc.status) from exc
+
+
 class MemoryApiBackend:
     source = NAME
     capabilities = CAPABILITIES
@@ -154,7 +177,7 @@ class MemoryApiBackend:
         """The subject's virtual_user_id; support acting by UPN gets the object id the rule
         needs from the directory."""
         if self.rule.needs_oid and not subject.oid and self.directory is not None:
-            subject = Subject(subject.upn, self.directory.object_id(subject.upn))
+            subject = Subject(subject.upn, _object_id(self.directory, subject.upn))
         return self.rule.virtual_user_id(subject)
 
     def list_targets(self, subject: Subject) -> list[SourceTarget]:

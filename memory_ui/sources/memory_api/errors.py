@@ -54,7 +54,8 @@ class MemoryApiOutcomeUnknown(MemoryApiError):
 
 
 class SubjectUnavailable(MemoryApiError):
-    """The rule for virtual_user_id needs the person's object id and the request has none
-    (support acting for a UPN: the Graph lookup is not built yet)."""
+    """The rule for virtual_user_id needs the person's object id and the request has none:
+    support acting for a UPN where Microsoft Graph is not configured (GRAPH_BASE_URL), or
+    one the directory does not know."""
 
     portal_status = 409
