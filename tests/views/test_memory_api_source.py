@@ -7,7 +7,9 @@ with its read-back, also where the read-back finds memories left."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from memory_ui.sources.memory_api.adapter import (
     CORE,
     DELETE_NOTE,
     EDIT_NOTE,
+    OTHERS_HELD,
     RESTORE_NOTE,
     SHARED_READ_ONLY,
 )
@@ -42,6 +45,8 @@ from tests.views.helpers import body, page_text
 
 SETTINGS = load_settings()
 HELPDESK = "it-helpdesk"
+BENEFITS = "benefits-assistant"
+BENEFITS_MEMORIES = ("0a1ce001-0000-4000-8000-000000000001", "0a1ce001-0000-4000-8000-000000000002")
 LAPTOP = "0a1ce001-0000-4000-8000-000000000003"
 LAPTOP_TEXT = "Laptop: ThinkPad X1 Carbon, Windows 11, asset tag CT-48213."
 VPN = "0a1ce001-0000-4000-8000-000000000004"
@@ -263,15 +268,19 @@ def carol(memory_api, carol: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
     return carol
 
 
-def _as_runtime(base_url: str, home: Path, upn: str, about: str, content: str) -> None:
+def _as_runtime(
+    base_url: str, home: Path, upn: str, about: str, content: str, agent: str | None = HELPDESK
+) -> None:
     """An agent writing through the memory-api as the workspace's runtime, with the
-    person's conversation proof: what a live agent does while the portal works."""
+    person's conversation proof: what a live agent does while the portal works. Without
+    `agent`, a memory no agent is named on (`scope.agent` is optional)."""
     pki, user = ensure_pki(home), SETTINGS.virtual_user_id(upn)
+    scope = {"virtual_user_id": user} | ({"agent": agent} if agent else {})
     response = requests.post(
         f"{base_url}/api/v1/memories",
         json={
             "workspace_id": SETTINGS.workspace.uid,
-            "scope": {"virtual_user_id": user, "agent": HELPDESK},
+            "scope": scope,
             "type": "fact",
             "about": about,
             "content": content,
@@ -287,6 +296,18 @@ def _as_runtime(base_url: str, home: Path, upn: str, about: str, content: str) -
 
 def _memory_api_rows(html: str) -> list[list[str]]:
     return [row for row in table_rows(html) if row and row[0] == TITLE]
+
+
+def _kept(home: Path, upn: str) -> list[tuple[str, str | None, bool]]:
+    """What the emulator's database keeps of the person in this workspace, soft-deleted
+    rows included: (id, agent, deleted)."""
+    with closing(sqlite3.connect(home / "memory-api.sqlite3")) as db:
+        rows = db.execute(
+            "SELECT id, agent, deleted_at IS NOT NULL FROM memories"
+            " WHERE workspace_id = ? AND virtual_user_id = ? ORDER BY id",
+            (SETTINGS.workspace.uid, SETTINGS.virtual_user_id(upn)),
+        ).fetchall()
+    return [(key, agent, bool(deleted)) for key, agent, deleted in rows]
 
 
 def test_support_deletion_request_lists_it_then_erases_with_a_read_back(carol: Client) -> None:
@@ -376,3 +397,129 @@ def test_an_agent_named_in_the_url_only_narrows_her_own_memories(alice: Client) 
     agent's name shows none of hers, and never anyone else's."""
     page = page_text(alice.get(url("source_target", target="travel-planner")))
     assert "ThinkPad" not in page and "step-by-step" not in page and "HMO" not in page
+
+
+def test_an_agent_whose_memories_she_all_deleted_is_still_erased(
+    alice: Client, carol: Client, tmp_path: Path
+) -> None:
+    """Her pages list live memories only, but the service keeps the soft-deleted rows
+    (M16): the request finds the agent in the export, erases it and reads it back (fails
+    if the targets come from the listing)."""
+    from tests.views.test_support import clear, export, start
+
+    bobs = _kept(tmp_path, "bob@contoso.com")
+    for key in BENEFITS_MEMORIES:
+        deleted = alice.post(
+            reverse("source_delete", args=["memory_api"]), {"target": BENEFITS, "item": key}
+        )
+        assert deleted.status_code == 302
+    section = alice.get(
+        reverse("source_section", args=["memory_api"]), headers={"HX-Request": "true"}
+    )
+    assert "Benefits Assistant" not in page_text(section)  # her pages: live memories only
+    assert [k for k, agent, gone in _kept(tmp_path, "alice@contoso.com") if gone] == list(
+        BENEFITS_MEMORIES
+    )
+
+    request_url = start(carol)
+    before = _memory_api_rows(body(carol.get(request_url)))
+    assert [row[1:3] for row in before] == [
+        [f"What {BENEFITS} remembers", "to erase"],
+        [f"What {HELPDESK} remembers", "to erase"],
+    ]
+    archive = export(carol, request_url)
+    benefits = archive.read(f"memory_api/{BENEFITS}.md").decode()
+    assert benefits.count("(still held by the service)") == 2
+
+    after = _memory_api_rows(body(carol.get(clear(carol, request_url)["Location"])))
+
+    assert [row[1:3] for row in after] == [
+        [f"What {BENEFITS} remembers", "erased"],
+        [f"What {HELPDESK} remembers", "erased"],
+    ]
+    assert "2 erased; 0 left when read back" in after[0][-1]
+    assert _kept(tmp_path, "alice@contoso.com") == []  # the soft-deleted rows too
+    assert _kept(tmp_path, "bob@contoso.com") == bobs != []
+
+
+def test_a_memory_without_an_agent_is_erased_last_and_the_agents_are_not_changed(
+    carol: Client, memory_api: str, tmp_path: Path
+) -> None:
+    """Without an agent the DSAR route and the export cover the whole subject: that target
+    is erased after the agents' (fails where it runs first and they read as "changed"),
+    its export holds its own memory only, and its read-back is the whole subject's."""
+    from tests.views.test_support import clear, export, start
+
+    _as_runtime(memory_api, tmp_path, "alice@contoso.com", "desk", "Sits at desk 4.12.", None)
+    bobs = _kept(tmp_path, "bob@contoso.com")
+    request_url = start(carol)
+    before = _memory_api_rows(body(carol.get(request_url)))
+    assert [row[1:3] for row in before] == [
+        [f"What {BENEFITS} remembers", "to erase"],
+        [f"What {HELPDESK} remembers", "to erase"],
+        ["Remembered without an agent", "to erase"],
+    ]
+    archive = export(carol, request_url)
+    unnamed = archive.read("memory_api/-.md").decode()
+    assert "Sits at desk 4.12." in unnamed and "ThinkPad" not in unnamed
+
+    after = _memory_api_rows(body(carol.get(clear(carol, request_url)["Location"])))
+
+    assert [row[1:3] for row in after] == [
+        [f"What {BENEFITS} remembers", "erased"],
+        [f"What {HELPDESK} remembers", "erased"],
+        ["Remembered without an agent", "erased"],
+    ]
+    assert "1 erased; 0 left when read back" in after[2][-1]
+    assert _kept(tmp_path, "alice@contoso.com") == []
+    assert _kept(tmp_path, "bob@contoso.com") == bobs != []
+
+
+def test_clearing_the_memories_without_an_agent_waits_for_the_agents(
+    alice: Client, memory_api: str, tmp_path: Path
+) -> None:
+    """The DSAR route cannot name "no agent": clearing that target would erase every
+    agent's memories, so it is refused with one sentence while an agent's are held, and
+    done once none is (fails where it silently clears every agent)."""
+    _as_runtime(memory_api, tmp_path, "alice@contoso.com", "desk", "Sits at desk 4.12.", None)
+    clear_url = reverse("source_clear", args=["memory_api"])
+
+    refused = alice.post(clear_url, {"target": "-", "phrase": "clear"})
+
+    assert refused.status_code == 409
+    assert OTHERS_HELD in page_text(refused)
+    assert len(_kept(tmp_path, "alice@contoso.com")) == 5
+    for agent in (BENEFITS, HELPDESK):
+        assert alice.post(clear_url, {"target": agent, "phrase": "clear"}).status_code == 200
+    assert [agent for _, agent, _ in _kept(tmp_path, "alice@contoso.com")] == [None]
+
+    cleared = alice.post(clear_url, {"target": "-", "phrase": "clear"})
+
+    assert cleared.status_code == 200
+    assert _kept(tmp_path, "alice@contoso.com") == []
+    assert len(_kept(tmp_path, "bob@contoso.com")) == 2
+
+
+def test_the_memories_without_an_agent_are_kept_while_an_agents_are(
+    carol: Client, memory_api: str, tmp_path: Path
+) -> None:
+    """An agent writes after the export: its target is kept as "changed", so the memories
+    without an agent, whose erasure is subject-wide, are not erased either (fails where
+    that erasure takes the kept agent's memories with it)."""
+    from tests.views.test_support import clear, export, start
+
+    _as_runtime(memory_api, tmp_path, "alice@contoso.com", "desk", "Sits at desk 4.12.", None)
+    request_url = start(carol)
+    export(carol, request_url)
+    _as_runtime(memory_api, tmp_path, "alice@contoso.com", "plan", "Chose the HMO.", BENEFITS)
+
+    after = _memory_api_rows(body(carol.get(clear(carol, request_url)["Location"])))
+
+    assert [row[1:3] for row in after] == [
+        [f"What {BENEFITS} remembers", "changed since the export"],
+        [f"What {HELPDESK} remembers", "erased"],
+        ["Remembered without an agent", "not possible"],
+    ]
+    assert "3 of an agent's are still held" in after[2][-1]
+    kept = _kept(tmp_path, "alice@contoso.com")
+    assert sorted(agent or "" for _, agent, _ in kept) == ["", BENEFITS, BENEFITS, BENEFITS]

@@ -3,9 +3,10 @@
 keeps the earlier observation, shown as the item's history), a conflict (several active
 observations) resolved by the PATCH of the one kept (M8), delete a soft delete (the service
 keeps the row: not an erasure), its Undo the memory written again as a new one (M28), clear
-and erase the DSAR route. The workspace's
-shared memories (`include_shared`) are one more target, read only, which no export or
-erasure of the person's covers."""
+the DSAR route (for the memories without an agent, subject-wide, only once no agent's are
+held: M30); a deletion request's targets are what the export holds (M29, steps.py). The
+workspace's shared memories (`include_shared`) are one more target, read only, which no
+export or erasure of the person's covers."""
 
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ from memory_ui.sources.memory_api.client import MemoryApiClient
 from memory_ui.sources.memory_api.config import SubjectRule
 from memory_ui.sources.memory_api.errors import (
     MemoryApiNotFound,
+    MemoryApiOthersHeld,
     MemoryApiSetupError,
     MemoryApiUnavailable,
     SubjectUnavailable,
 )
 from memory_ui.sources.protocol import (
     Capability,
-    Erasure,
     Item,
     ItemsPage,
     Outcome,
@@ -61,6 +62,10 @@ EDIT_NOTE = (
 DELETE_NOTE = (
     "Deleting hides this memory from agents; the workspace memory service still keeps it "
     "(a soft delete), so it is not erased. A deletion request through support erases it."
+)
+OTHERS_HELD = (
+    "The memory service erases memories without an agent only together with every agent's: "
+    "clear each agent's memories first, then these."
 )
 RESTORE_NOTE = (
     "it comes back as a new memory (a new id); the deleted one stays with the workspace "
@@ -271,28 +276,32 @@ class MemoryApiBackend:
         raise Unsupported(MISSING[Capability.PREVIEW])
 
     def clear_target(self, subject: Subject, target: SourceTarget) -> list[Outcome]:
-        """Erases the agent's memories of the person (DSAR route, soft-deleted ones too)."""
+        """Erases the agent's memories of the person (DSAR route, soft-deleted ones too).
+        The route cannot name "no agent": for the memories without one it erases every
+        agent's, so that target is cleared only once no other agent's are held (M30)."""
         user = self.user(subject)
-        keys = [m["id"] for m in self.client.all_memories(user, target.agent)]
+        held = self.client.export(user, target.agent)["memories"]
+        if any(m["agent"] != target.agent for m in held):
+            raise MemoryApiOthersHeld(OTHERS_HELD)
         self.client.erase(user, target.agent)
         left = {m["id"] for m in self.client.export(user, target.agent)["memories"]}
-        return [Outcome(target, key, "failed" if key in left else "erased") for key in sorted(keys)]
+        keys = sorted(m["id"] for m in held)
+        return [Outcome(target, key, "failed" if key in left else "erased") for key in keys]
 
-    def erase_subject(self, subject: Subject) -> Erasure:
-        user = self.user(subject)
-        targets = [t for t in self.list_targets(subject) if not t.shared]
-        self.client.erase(user)
-        left = self.client.export(user)["memories"]
-        return Erasure(
-            tuple(
-                Outcome(
-                    t,
-                    t.key,
-                    "failed" if any(m["agent"] == t.agent for m in left) else "erased",
-                )
-                for t in targets
-            )
-        )
+    def held_targets(self, subject: Subject) -> list[tuple[SourceTarget, tuple[Item, ...]]]:
+        """What the service keeps about the person, per target, for a deletion request (M29):
+        the subject-wide export holds soft-deleted rows (M16), so an agent whose every memory
+        the person deleted is still found, which the listing (live rows) misses. Shared
+        rows are not in it (the export is the person's tier only). The agents come first
+        and the memories without an agent last: erasing those is subject-wide (M30)."""
+        held = self.client.export(self.user(subject))["memories"]
+        agents: list[str | None] = sorted({m["agent"] for m in held if m["agent"]})
+        if any(m["agent"] is None for m in held):
+            agents.append(None)
+        return [
+            (_target(agent), tuple(item_of(m) for m in held if m["agent"] == agent))
+            for agent in agents
+        ]
 
     def export(self, subject: Subject, target: SourceTarget) -> str:
         """The agent's memories of the person as markdown: every observation the service
@@ -301,7 +310,9 @@ class MemoryApiBackend:
             exported = list(self.client.all_memories(self.user(subject), shared=True))
             exported = [m for m in exported if not _mine(m)]
         else:
-            exported = self.client.export(self.user(subject), target.agent)["memories"]
+            # Without an agent the export covers every agent's memories: only the target's.
+            kept = self.client.export(self.user(subject), target.agent)["memories"]
+            exported = [m for m in kept if m["agent"] == target.agent]
         lines = [f"# {target.title}", ""]
         for memory in exported:
             lines.append(f"## {memory['type']}: {memory['about'] or memory['id']}")

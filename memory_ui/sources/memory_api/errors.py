@@ -34,6 +34,14 @@ class MemoryApiEditionLimit(MemoryApiError):
     portal_status = 409
 
 
+class MemoryApiOthersHeld(MemoryApiError):
+    """Clearing the memories without an agent while other agents' are held: the DSAR route
+    cannot name "no agent", so it would erase theirs too (M30)."""
+
+    portal_status = 409
+    retry_helps = False
+
+
 class MemoryApiNotFound(MemoryApiError):
     portal_status = 404
 

@@ -1,8 +1,11 @@
 """The memory-api's audited steps over a person's whole memory (`protocol.Steps`), for
 "Export everything" and support's deletion request. Not the generic ones: those erase item
-by item, and an item delete here is a soft delete the service keeps. An erasure here is the
-DSAR route per agent, after checking that nothing changed since the export, then a read-back
-of the export that says what remains."""
+by item, and an item delete here is a soft delete the service keeps. The targets are what
+the service keeps about the person (`held_targets`: the export, soft-deleted rows too), not
+the pages' listing of live memories. An erasure here is the DSAR route per agent, after
+checking that nothing changed since the export, then a read-back of the export that says
+what remains; the memories without an agent last, since the route erases those only with
+the whole subject (M30)."""
 
 from __future__ import annotations
 
@@ -14,32 +17,24 @@ from memory_ui.sources.generic import (
     CHANGED,
     NOT_EXPORTED,
     audit,
-    own_targets,
     subject_of,
     target_export,
 )
-from memory_ui.sources.memory_api.adapter import NAME, MemoryApiBackend
+from memory_ui.sources.memory_api.adapter import NAME, MemoryApiBackend, item_of
 from memory_ui.sources.protocol import (
     Erasure,
     Exported,
     ExportedFile,
-    Item,
     Outcome,
     SourceError,
     SourceTarget,
     Subject,
 )
 
-
-def _items(backend: MemoryApiBackend, subject: Subject, target: SourceTarget) -> list[Item]:
-    items: list[Item] = []
-    cursor: str | None = None
-    while True:
-        page = backend.read_page(subject, target, cursor)
-        items += page.items
-        cursor = page.next_cursor
-        if cursor is None:
-            return items
+OTHERS_KEPT = (
+    "the memory service erases memories without an agent only with every agent's, and "
+    "{others} of an agent's are still held."
+)
 
 
 class MemoryApiSteps:
@@ -50,16 +45,18 @@ class MemoryApiSteps:
         backend, subject = self._make(actor), subject_of(actor)
         return Erasure(
             tuple(
-                Outcome(t, t.key, "to erase", total=len(_items(backend, subject, t)))
-                for t in own_targets(backend, subject)
+                Outcome(target, target.key, "to erase", total=len(items))
+                for target, items in backend.held_targets(subject)
             )
         )
 
     def export_all(self, actor: Actor) -> list[ExportedFile]:
         backend, subject = self._make(actor), subject_of(actor)
         files = []
-        for target in own_targets(backend, subject):
-            versions = {i.key: i.version or "" for i in _items(backend, subject, target)}
+        for target, items in backend.held_targets(subject):
+            # The versions are read before the file: a change between the two makes the
+            # erasure say "changed", never erase what the file does not hold.
+            versions = {i.key: i.version or "" for i in items}
             text = target_export(actor, backend, target)
             files.append(ExportedFile(f"{target.key}.md", text, target.key, versions))
         return files
@@ -70,7 +67,8 @@ class MemoryApiSteps:
             audit(actor, NAME, Action.ERASE, None, error=SourceError(NOT_EXPORTED, status=409))
             return Erasure((Outcome(None, NAME, "not possible", NOT_EXPORTED),))
         rows = []
-        for target in own_targets(backend, subject):
+        # The agents' targets first, the memories without an agent last (M30).
+        for target, _ in backend.held_targets(subject):
             try:
                 rows.append(self._erase(actor, backend, subject, target, exported))
             except SourceError as exc:  # this agent only: the others are still erased
@@ -86,14 +84,22 @@ class MemoryApiSteps:
         target: SourceTarget,
         exported: dict[str, dict[str, str]],
     ) -> Outcome:
-        now = {i.key: i.version or "" for i in _items(backend, subject, target)}
+        user = backend.user(subject)
+        held = backend.client.export(user, target.agent)["memories"]
+        now = {m["id"]: item_of(m).version or "" for m in held if m["agent"] == target.agent}
         if now != exported.get(target.key, {}):
             # The DSAR route takes an agent's memories all at once: one changed, none erased.
             reason = f"0 of {len(now)} erased; {CHANGED}"
             audit(actor, NAME, Action.ERASE, target, error=SourceError(reason), count=0)
             return Outcome(target, target.key, "changed", reason, 0, len(now))
-        user = backend.user(subject)
+        if others := len(held) - len(now):
+            # Without an agent the DSAR route erases the subject's every memory (M30): not
+            # while an agent's are held (kept above as changed, or written since).
+            reason = f"0 of {len(now)} erased; {OTHERS_KEPT.format(others=others)}"
+            audit(actor, NAME, Action.ERASE, target, error=SourceError(reason), count=0)
+            return Outcome(target, target.key, "not possible", reason, 0, len(now))
         erased = backend.client.erase(user, target.agent)
+        # Without an agent this reads back the whole subject: what is left of anything.
         left = len(backend.client.export(user, target.agent)["memories"])
         reason = f"{erased} erased; {left} left when read back."
         if left:
