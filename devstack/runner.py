@@ -60,7 +60,7 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
-def services(with_portal: bool) -> list[Service]:
+def services(with_portal: bool, memory_api_edition: str = "enterprise") -> list[Service]:
     python = sys.executable
     found = [
         Service("idp", IDP_HOST, IDP_PORT, [python, "-m", "devstack.idp", "--port", str(IDP_PORT)]),
@@ -86,7 +86,15 @@ def services(with_portal: bool) -> list[Service]:
             "memory-api",
             MEMORY_API_HOST,
             MEMORY_API_PORT,
-            [python, "-m", "devstack.memory_api", "--port", str(MEMORY_API_PORT)],
+            [
+                python,
+                "-m",
+                "devstack.memory_api",
+                "--port",
+                str(MEMORY_API_PORT),
+                "--edition",
+                memory_api_edition,
+            ],
         ),
     ]
     if with_portal:
@@ -127,9 +135,11 @@ def _wait_until_ready(pki_ca: Path, deadline: float) -> bool:
     return False
 
 
-def run(with_portal: bool = True, out: TextIO = sys.stdout) -> int:
+def run(
+    with_portal: bool = True, out: TextIO = sys.stdout, memory_api_edition: str = "enterprise"
+) -> int:
     """Run until Ctrl-C or until one service exits; returns a process exit code."""
-    wanted = services(with_portal)
+    wanted = services(with_portal, memory_api_edition)
     taken = [s for s in wanted if port_taken(s.host, s.port)]
     if taken:
         for s in taken:

@@ -20,12 +20,13 @@ from devstack.memory_api.identity import (
 )
 from devstack.pki import ensure_pki
 from devstack.serve import RunningServer
+from memory_ui.directory import Directory
 from memory_ui.identity import Actor, CallerAuth, Identity
 from memory_ui.models import AuditEvent
 from memory_ui.sources import registry
 from memory_ui.sources.coreapi import UserIdentity
 from memory_ui.sources.memory_api import backend_for
-from memory_ui.sources.memory_api.adapter import MemoryApiBackend
+from memory_ui.sources.memory_api.adapter import MemoryApiBackend, _object_id
 from memory_ui.sources.memory_api.config import SubjectRule, TokenFile
 from memory_ui.sources.memory_api.errors import (
     MemoryApiSetupError,
@@ -48,6 +49,7 @@ CAROL = Identity(
 ALICE_SUBJECT = Subject("alice@contoso.com", ALICE.oid)
 BOB_SUBJECT = Subject("bob@contoso.com", "b0b00000-0000-4000-8000-000000000002")
 SOURCES = "memory_ui.sources.coreapi,memory_ui.sources.memory_api"
+NAMESPACE_ONLY = "trusted by namespace only, not exact-listed"
 
 
 @pytest.fixture
@@ -157,6 +159,7 @@ def test_a_refused_token_is_a_setup_error_not_the_persons(configured, settings, 
     assert "not allowed" in caught.value.operator_detail
     assert "not allow-listed for this memory-api" in caplog.text
     assert outsider not in caplog.text and "foreign workspace" not in caplog.text
+    assert NAMESPACE_ONLY not in caplog.text
 
 
 def test_a_foreign_workspace_is_a_setup_error_logged_apart(configured, settings, caplog) -> None:
@@ -170,6 +173,51 @@ def test_a_foreign_workspace_is_a_setup_error_logged_apart(configured, settings,
     assert "foreign workspace: MEMORY_API_WORKSPACE_UID" in caplog.text
     assert "not allow-listed" not in caplog.text
     assert Path(settings.MEMORY_API_TOKEN_FILE).read_text() not in caplog.text
+    assert NAMESPACE_ONLY not in caplog.text
+
+
+def test_an_account_trusted_by_namespace_only_is_a_setup_error_saying_what_to_change(
+    configured, settings, caplog
+) -> None:
+    """Seed 001: naming a user without a proof, trusted only by namespace, is 403; the
+    portal never sends a proof, so its account must be exact-listed."""
+    runtime = service_account_token(ensure_pki(configured), SETTINGS, SETTINGS.accounts["runtime"])
+    Path(settings.MEMORY_API_TOKEN_FILE).write_text(runtime)
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        backend().list_targets(ALICE_SUBJECT)
+
+    assert "Nothing about you is wrong" in caught.value.message
+    assert caught.value.status == 403
+    assert NAMESPACE_ONLY in caplog.text
+    assert "add its subject (system:serviceaccount:" in caplog.text
+    assert "not allow-listed" not in caplog.text and "foreign workspace" not in caplog.text
+    assert runtime not in caplog.text
+
+
+def test_an_unreadable_token_file_is_logged_for_operators(tmp_path: Path, caplog) -> None:
+    missing = tmp_path / "no-token-here"
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        TokenFile(str(missing))()
+
+    assert "operators have been told" in caught.value.message
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert f"token file {missing} cannot be read" in warnings[0].getMessage()
+
+
+def test_graph_refusing_the_lookup_is_logged_for_operators(idp, pki, caplog) -> None:
+    directory = Directory(idp.url, lambda: "not-a-graph-token", verify=str(pki.ca_cert))
+
+    with pytest.raises(MemoryApiSetupError) as caught:
+        _object_id(directory, "alice@contoso.com")  # the adapter's lookup
+
+    assert caught.value.status == 401
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "Microsoft Graph refused the portal's lookup: 401" in warnings[0].getMessage()
+    assert "not-a-graph-token" not in caplog.text
 
 
 # --- the adapter ------------------------------------------------------------------------

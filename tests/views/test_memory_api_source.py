@@ -204,6 +204,22 @@ def test_delete_says_it_is_a_soft_delete(alice: Client) -> None:
     assert DELETE_NOTE in item
 
 
+def test_the_rows_delete_says_once_it_is_a_soft_delete_and_so_does_the_undo_notice(
+    alice: Client,
+) -> None:
+    listed = body(alice.get(url("source_target")))
+    assert listed.count('form="item-delete" name="item"') == 2  # laptop and VPN rows
+    assert listed.count(DELETE_NOTE) == 1  # beside the list, not per row
+
+    deleted = alice.post(
+        reverse("source_delete", args=["memory_api"]), {"target": HELPDESK, "item": LAPTOP}
+    )
+
+    page = body(alice.get(deleted["Location"]))
+    notice = page.split('class="change-notice undo-notice"')[1].split("</div>")[0]
+    assert f"Deleted {LAPTOP}." in notice and DELETE_NOTE in notice
+
+
 def test_the_workspaces_shared_memory_is_shown_read_only(alice: Client) -> None:
     section = page_text(
         alice.get(reverse("source_section", args=["memory_api"]), headers={"HX-Request": "true"})

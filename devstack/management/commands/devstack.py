@@ -3,6 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from devstack.memory_api.app import EDITIONS
 from devstack.runner import run
 
 
@@ -16,8 +17,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-portal", action="store_true", help="Start the IdP and the emulator only."
         )
+        parser.add_argument(
+            "--memory-api-edition",
+            choices=EDITIONS,
+            default="enterprise",
+            help="The memory-api emulator's edition (default: enterprise).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        code = run(with_portal=not options["no_portal"], out=self.stdout)
+        code = run(
+            with_portal=not options["no_portal"],
+            out=self.stdout,
+            memory_api_edition=options["memory_api_edition"],
+        )
         if code:
             raise CommandError("The devstack stopped with an error.", returncode=code)

@@ -151,7 +151,7 @@ def _object_id(directory: Directory, upn: str) -> str:
     except UnknownPerson as exc:
         raise SubjectUnavailable(exc.message, status=exc.status) from exc
     except DirectoryRefused as exc:
-        raise MemoryApiSetupError(exc.operator_detail, status=exc.status) from exc
+        raise MemoryApiSetupError(exc.operator_detail, status=exc.status, logged=True) from exc
     except DirectoryUnavailable as exc:
         raise MemoryApiUnavailable(exc.message, status=exc.status) from exc
 

@@ -9,7 +9,6 @@ person's virtual_user_id. Timeouts are cut to what is left of the request's dead
 from __future__ import annotations
 
 import json
-import logging
 import random
 import time
 from collections.abc import Callable
@@ -27,8 +26,6 @@ from memory_ui.sources.memory_api.errors import (
     MemoryApiUnavailable,
 )
 from memory_ui.transport import exchange, pooled_session, timeout_within
-
-logger = logging.getLogger("memory_ui.sources.memory_api")
 
 API = "/api/v1"
 PAGE_SIZE = 200  # the emulator's maximum (docs/memory-api.md, M5)
@@ -203,16 +200,12 @@ def _error(method: str, path: str, response: requests.Response) -> MemoryApiErro
         )
     if status in (401, 403, 500):
         # Set-up errors, each named for operators, with the service's words (never a token
-        # or memory content): none is the person's fault.
-        logger.warning(
-            "memory-api refused the portal's call (%s): %s %s -> %s %s",
-            _setup_error(status, detail),
-            method,
-            path,
-            status,
-            detail,
+        # or memory content): none is the person's fault. The error logs it.
+        return MemoryApiSetupError(
+            f"memory-api refused the portal's call ({_setup_error(status, detail)}): "
+            f"{method} {path} -> {status} {detail}",
+            status=status,
         )
-        return MemoryApiSetupError(detail, status=status)
     if status == 404:
         return MemoryApiNotFound("That memory is no longer there.", status=status)
     if status == 400:
@@ -232,4 +225,12 @@ def _setup_error(status: int, detail: str) -> str:
         return "the service failed; a workspace name where MEMORY_API_WORKSPACE_UID belongs?"
     if detail.startswith("workspace "):
         return "foreign workspace: MEMORY_API_WORKSPACE_UID is not this memory-api's"
+    if "subject proof" in detail:
+        # The portal names the person without a proof, which only an exact-listed system
+        # service may do (seed 001's subject table; the emulator's words, docs/memory-api.md).
+        return (
+            "the portal's ServiceAccount is trusted by namespace only, not exact-listed: "
+            "add its subject (system:serviceaccount:<namespace>:<name>) to this memory-api's "
+            "subject allowlist"
+        )
     return "the portal's ServiceAccount is not allow-listed for this memory-api"

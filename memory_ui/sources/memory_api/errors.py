@@ -1,11 +1,16 @@
 """The memory-api's failures (seed 001; docs/memory-api.md, Errors), each a
-`protocol.SourceError` with a message people can act on. The three 403s stay apart: a
-foreign workspace and a missing allow-listing are the portal's set-up errors (logged for
-operators, never the person's fault); `enterprise_required` is an edition's limit."""
+`protocol.SourceError` with a message people can act on. The 403s stay apart: a foreign
+workspace, a missing allow-listing and an account trusted by namespace only are the portal's
+set-up errors (logged for operators, never the person's fault); `enterprise_required` is an
+edition's limit."""
 
 from __future__ import annotations
 
+import logging
+
 from memory_ui.sources.protocol import SourceError
+
+logger = logging.getLogger("memory_ui.sources.memory_api")
 
 SETUP = (
     "The portal is not set up to reach this workspace's memory; its operators have been "
@@ -18,14 +23,22 @@ class MemoryApiError(SourceError):
 
 
 class MemoryApiSetupError(MemoryApiError):
-    """A foreign workspace (403), the portal not allow-listed (403), its token refused (401),
-    or a workspace name where the UID belongs (500): configuration, not the person."""
+    """A foreign workspace (403), the portal not allow-listed (403) or trusted by namespace
+    only (403), its token refused (401) or unreadable, Graph refusing its lookup, or a
+    workspace name where the UID belongs (500): configuration, not the person."""
 
     portal_status = 502
 
-    def __init__(self, operator_detail: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, operator_detail: str, *, status: int | None = None, logged: bool = False
+    ) -> None:
         super().__init__(SETUP, status=status)
         self.operator_detail = operator_detail
+        # Logged where it is made, so every raise keeps SETUP's promise that the operators
+        # have been told (`logged`: already, where it was found, as the shared Graph
+        # directory does). The detail names the refusal, never a token or memory content.
+        if not logged:
+            logger.warning("memory-api set-up error: %s", operator_detail)
 
 
 class MemoryApiEditionLimit(MemoryApiError):
