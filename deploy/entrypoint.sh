@@ -4,9 +4,9 @@
 #   migrate          apply database migrations; run once per release, before the new pods serve
 #   wait-for-migrations [SECONDS]
 #                    wait (default 600 s) until no migration is left to apply (an init container)
-#   clearsessions    delete expired sessions, submission claims, hashes of deleted memory and
-#                    memories' earlier versions past their retention (daily: a CronJob or a
-#                    Container Apps job; manage.py purge_expired)
+#   clearsessions    delete expired sessions and submission claims, and past their retention
+#                    hashes of deleted memory, earlier versions and jobs' progress rows
+#                    (daily: a CronJob or a Container Apps job; manage.py purge_expired)
 #   check            Django's deployment checks; fails on any warning
 #   manage ARGS...   any other manage.py command
 set -eu

@@ -3,7 +3,10 @@ Indexed Job runs one pod per shard (`JOB_COMPLETION_INDEX` of `completions`), a 
 `--shard I/N` by hand. Which shard takes a person depends on the person alone (a hash of the
 UPN), so two shards of one list never share anyone, and a list edited between runs keeps
 everyone in the shard they had. Progress is a `JobProgress` row per person, so a restarted
-pod or a second run passes over the people already finished.
+pod or a second run passes over the people already finished. A row names its person (UPN):
+kept PORTAL_JOB_PROGRESS_RETENTION_DAYS after its last write, purged by `manage.py
+purge_expired`; a deletion request and "Clear everything" erase a person's
+(`progress_erase`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
 
 from memory_ui.models import JobProgress
 
@@ -64,3 +70,16 @@ def progress_record(
         upn=upn,
         defaults={"shard": str(shard), "state": state, "started_at": started, **counts},
     )
+
+
+def progress_erase(upn: str) -> int:
+    """Every progress row naming the person deleted; how many."""
+    deleted, _ = JobProgress.objects.filter(upn=upn.lower()).delete()
+    return deleted
+
+
+def progress_purge(now: datetime | None = None) -> int:
+    """Delete the rows last written before the retention; how many went."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.PORTAL_JOB_PROGRESS_RETENTION_DAYS)
+    deleted, _ = JobProgress.objects.filter(finished_at__lt=cutoff).delete()
+    return deleted

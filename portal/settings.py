@@ -359,6 +359,10 @@ except ValueError as exc:
         "newest first, comma-separated."
     ) from exc
 
+# How long a tenant-wide job's progress row (a person's UPN and counts) is kept, in days,
+# after its last write (docs/operations.md, "Moving a whole tenant").
+PORTAL_JOB_PROGRESS_RETENTION_DAYS = env_int("PORTAL_JOB_PROGRESS_RETENTION_DAYS", 90)
+
 # --- Memory sources: each one's package, in page order (docs/architecture.md) ---------
 # Each source that needs a base URL (legacy, memoryos, memory_api) is off without one, as in
 # production by default; the devstack sets its emulators' URLs.

@@ -422,6 +422,28 @@ def test_the_legacy_move_is_an_indexed_job_of_shards_with_the_portals_pod(
     assert init["args"][0] == "wait-for-migrations" and init["env"] == portal["env"]
 
 
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_an_evicted_legacy_move_pod_ends_before_its_replacement_and_costs_no_retry(
+    version: str,
+):
+    """An evicted pod finishes its person after SIGTERM: no second pod on its shard until
+    it has ended, and evictions (DisruptionTarget) do not count against backoffLimit."""
+    job = legacy_move(render(AKS, **MOVE))
+    kubernetes_validate.validate(job, version, strict=True)
+    spec = job["spec"]
+
+    assert spec["podReplacementPolicy"] == "Failed"
+    assert spec["podFailurePolicy"] == {
+        "rules": [
+            {
+                "action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            }
+        ]
+    }
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"  # what podFailurePolicy needs
+
+
 def test_the_legacy_move_deletes_only_when_asked_and_is_renamed_to_run_again():
     job = legacy_move(render(AKS, **MOVE))
     assert "--delete-verified" not in job["spec"]["template"]["spec"]["containers"][0]["args"]

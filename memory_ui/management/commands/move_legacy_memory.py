@@ -14,14 +14,25 @@ Job runs one pod per shard, docs/operations.md "Moving a whole tenant"). Each pe
 outcome is a `JobProgress` row of the job (its store, --delete-verified and its whole list),
 so a restarted pod or a second run passes over the people done, and only retries the failed.
 Each person also counts in `portal_job_people_total` and logs one JSON line (counts and
-an error's class; no UPN, no content, no token).
+an error's class; no UPN, no content, no token). With `--shard` given (a pod's logs) the
+progress lines and the closing line are counts too, and the audit events are not logged
+(they are in the database); without it (an operator at a terminal) they name each person.
+
+The CoreAPI app token is asked for each person (msal keeps it until shortly before it
+expires), as a shard outlives one. SIGTERM (a pod evicted) lets the current person finish,
+then ends the run with a non-zero status, so the Job counts that shard as not complete.
 """
 
 from __future__ import annotations
 
 import getpass
 import logging
+import signal
+import threading
 from argparse import ArgumentParser, ArgumentTypeError
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -135,6 +146,13 @@ def target_named(source: Source, actor: Actor, name: str) -> SourceTarget:
     return target
 
 
+def app_token() -> str:
+    try:
+        return auth.app_token()
+    except auth.SignInFailed as exc:
+        raise CommandError(f"The portal got no CoreAPI app token: {exc}") from exc
+
+
 def actor_for(who: Identity, upn: str, token: str) -> Actor:
     identity = UserIdentity(name=upn, user_name=upn, user_id="", upn=upn)
     return Actor(who, CallerAuth(access_token=token, user_identity=identity), upn, reason=REASON)
@@ -149,6 +167,42 @@ def progress_bar(out: OutputWrapper, done: int, total: int, label: str) -> None:
     else:
         out.write(line)
     out.flush()
+
+
+@contextmanager
+def sigterm_asks_to_stop() -> Iterator[threading.Event]:
+    """An event set by SIGTERM while inside. As PID 1 of its container, python would
+    otherwise ignore it and be killed halfway through a person at the grace period's end."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield asked  # only the main thread may set a signal handler
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: asked.set())
+    try:
+        yield asked
+    finally:
+        signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+@contextmanager
+def audit_lines_held_back() -> Iterator[None]:
+    """No audit log line while inside: each names its person (UPN), and a pod's logs name
+    nobody. The audit events themselves are still written to the database."""
+    audit = logging.getLogger("memory_ui.audit")
+    level = audit.level
+    audit.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        audit.setLevel(level)
+
+
+def tally(rows: list[Row], dry: bool) -> str:
+    """The people handled so far by outcome: counts only, no UPN."""
+    if dry:
+        return f"{sum(row.failed for row in rows)} with errors"
+    states = Counter(row.state for row in rows)
+    return ", ".join(f"{states[state]} {state}" for state in JobProgress.State)
 
 
 def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -177,9 +231,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--shard",
             type=shard_arg,
-            default=Shard(0, 1),
             help="Take shard I of N of the list (0 <= I < N): a Kubernetes Indexed Job's pod "
-            "passes $JOB_COMPLETION_INDEX/<completions>.",
+            "passes $JOB_COMPLETION_INDEX/<completions>. Its output then names nobody.",
         )
         parser.add_argument(
             "--limit",
@@ -197,13 +250,11 @@ class Command(BaseCommand):
         users = read_users(options["users"])
         if options["metrics_port"]:
             serve_command_metrics(options["metrics_port"])
-        try:
-            token = auth.app_token()
-        except auth.SignInFailed as exc:
-            raise CommandError(f"The portal got no CoreAPI app token: {exc}") from exc
         who = operator()
         name, dry, delete = options["store"], options["dry_run"], options["delete_verified"]
-        shard: Shard = options["shard"]
+        # A shard named (a pod of the Job) logs no UPN; a run by hand at a terminal does.
+        anonymous = options["shard"] is not None
+        shard: Shard = options["shard"] or Shard(0, 1)
         job = job_digest(JOB, name, "delete-verified" if delete else "keep", *users)
         mine = shard_people(users, shard)
         finished = set() if dry else finished_people(job, mine)
@@ -219,26 +270,60 @@ class Command(BaseCommand):
                 },
             )
         todo = [upn for upn in mine if upn not in finished][: options["limit"]]
-        # Which target is configuration, the same for every user: looked up once.
-        target = target_named(source, actor_for(who, who.upn, token), name)
         rows: list[Row] = []
-        for done, upn in enumerate(todo, 1):
-            actor = actor_for(who, upn, token)
-            assert source.backend is not None  # turned_down() keeps sources with one
-            origin = Origin(source.name, source.backend(actor), target)
-            started = timezone.now()
-            row = self._one(actor, origin, dry, delete)
-            if not dry:
-                self._record(job, shard, started, row)
-            rows.append(row)
-            progress_bar(self.stderr, done, len(todo), upn)
-        columns = DRY_COLUMNS if dry else COLUMNS
-        self.stdout.write(table(columns, [(row.upn, *row.cells) for row in rows]))
+        ended: CommandError | None = None
+        quiet = audit_lines_held_back() if anonymous else nullcontext()
+        with quiet, sigterm_asks_to_stop() as stop:
+            # Which target is configuration, the same for every user: looked up once.
+            target = target_named(source, actor_for(who, who.upn, app_token()), name)
+            for done, upn in enumerate(todo, 1):
+                if stop.is_set():
+                    ended = self._stopped(job, shard, rows, todo)
+                    break
+                try:
+                    actor = actor_for(who, upn, app_token())
+                except CommandError as exc:
+                    ended = CommandError(
+                        f"{exc} {len(rows)} of {len(todo)} users done; run again to resume."
+                    )
+                    break
+                assert source.backend is not None  # turned_down() keeps sources with one
+                origin = Origin(source.name, source.backend(actor), target)
+                started = timezone.now()
+                row = self._one(actor, origin, dry, delete)
+                if not dry:
+                    self._record(job, shard, started, row)
+                rows.append(row)
+                progress_bar(self.stderr, done, len(todo), tally(rows, dry) if anonymous else upn)
+        if anonymous:
+            self.stdout.write(f"{len(rows)} users: {tally(rows, dry)}.")
+        else:
+            columns = DRY_COLUMNS if dry else COLUMNS
+            self.stdout.write(table(columns, [(row.upn, *row.cells) for row in rows]))
         if finished:
             self.stdout.write(f"{len(finished)} users passed over: done by an earlier run.")
+        if ended is not None:
+            raise ended
         failed = [row.upn for row in rows if row.failed]
         if failed:
             raise CommandError(f"{len(failed)} of {len(rows)} users not done; run again to resume.")
+
+    def _stopped(self, job: str, shard: Shard, rows: list[Row], todo: list[str]) -> CommandError:
+        """SIGTERM's end: one log line (counts only) and a non-zero exit, so the Job does not
+        count the shard complete with people left."""
+        logger.warning(
+            "Stopped by SIGTERM",
+            extra={
+                "job": JOB,
+                "job_id": job[:12],
+                "shard": str(shard),
+                "people": len(rows),
+                "left": len(todo) - len(rows),
+            },
+        )
+        return CommandError(
+            f"Stopped by SIGTERM after {len(rows)} of {len(todo)} users; run again to resume."
+        )
 
     def _record(self, job: str, shard: Shard, started: datetime, row: Row) -> None:
         """The person's progress row, counter and log line (counts and classes only)."""

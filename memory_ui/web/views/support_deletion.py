@@ -33,6 +33,7 @@ from memory_ui.documents import count_entries
 from memory_ui.documents.versions import Version
 from memory_ui.history import versions_erase
 from memory_ui.identity import Actor
+from memory_ui.jobs import progress_erase
 from memory_ui.memory.archive import ExportedDocument, build_manifest, zip_stream
 from memory_ui.memory.everything import (
     OthersExport,
@@ -273,8 +274,9 @@ def support_request_clear(request: HttpRequest, handling: Handling) -> HttpRespo
 def _finished(request: HttpRequest, handling: Handling) -> HttpResponse:
     """A clear (or an erase again) done: its signed receipt, then the result page."""
     record = handling.record
-    # The earlier versions a History keeps go with everything else.
+    # The earlier versions a History keeps, and jobs' rows naming the person, go too.
     versions_erase(handling.upn)
+    progress_erase(handling.upn)
     receipt = receipt_write(
         handling.actor.who,
         ErasureReceipt.Kind.DELETION_REQUEST,
