@@ -2,8 +2,8 @@
 (`GET /v1.0/users/{upn}?$select=id`, application permission User.Read.All): support acts for a
 person by UPN, and the memory-api's pseudonyms and a legacy scope template using `{oid}` are
 made from the object id. One directory per Graph address, shared by the sources, so a person
-is looked up once; answers are kept for the process's life (an object id never changes for a
-UPN's account). Failures are `DirectoryError`s with a message support can act on; each source
+is looked up once; answers are kept `KNOWN_SECONDS` (an account's object id never changes,
+but a UPN can pass to another account: a rehire, a reassigned address). Failures are `DirectoryError`s with a message support can act on; each source
 turns them into its own errors."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -23,6 +24,7 @@ from memory_ui.transport import pooled_session
 logger = logging.getLogger("memory_ui.directory")
 
 OPERATORS = "ask the portal's operators"
+KNOWN_SECONDS = 300.0
 LASTS = f"try again later, or {OPERATORS} if it lasts."
 
 
@@ -70,13 +72,14 @@ class Directory:
         self._verify = verify
         self._session = pooled_session(2, self.base_url)
         self._lock = threading.Lock()
-        self._known: dict[str, str] = {}
+        self._known: dict[str, tuple[float, str]] = {}  # upn -> (when looked up, object id)
 
     def object_id(self, upn: str) -> str:
         key = upn.casefold()
         with self._lock:
-            if key in self._known:
-                return self._known[key]
+            found = self._known.get(key)
+            if found is not None and time.monotonic() - found[0] < KNOWN_SECONDS:
+                return found[1]
         try:
             response = self._session.get(
                 f"{self.base_url}/v1.0/users/{quote(key, safe='@')}",
@@ -104,9 +107,12 @@ class Directory:
             raise DirectoryUnavailable(
                 f"Microsoft Graph failed to answer; {LASTS}", status=response.status_code
             )
-        oid = str(response.json()["id"])
+        try:
+            oid = str(response.json()["id"])
+        except (ValueError, KeyError, TypeError) as exc:  # not Graph's answer (a proxy's page)
+            raise DirectoryUnavailable(f"Microsoft Graph failed to answer; {LASTS}") from exc
         with self._lock:
-            self._known[key] = oid
+            self._known[key] = (time.monotonic(), oid)
         return oid
 
 

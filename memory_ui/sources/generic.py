@@ -479,7 +479,7 @@ class BackendSteps:
             items = [backend.read_item(subject, target, key) for key in keys]
             text = target_export(actor, backend, target)
             versions = {item.key: version_of(item) for item in items}
-            files.append(ExportedFile(f"{_file_name(target.key)}.md", text, target.key, versions))
+            files.append(ExportedFile(f"{file_name(target.key)}.md", text, target.key, versions))
         return files
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
@@ -554,5 +554,7 @@ def all_items(backend: MemoryBackend, subject: Subject, target: SourceTarget) ->
             return items
 
 
-def _file_name(key: str) -> str:
+def file_name(key: str) -> str:
+    """A key as a file name inside an export's zip: letters, digits, '.', '_' and '-' only
+    (no path separator, so never a path out of its folder)."""
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in key)[:100] or "memory"

@@ -33,7 +33,7 @@ from memory_ui.sources.memory_api.errors import (
     MemoryApiUnavailable,
     SubjectUnavailable,
 )
-from memory_ui.sources.protocol import SourceTarget, Subject
+from memory_ui.sources.protocol import MemoryBackend, SourceTarget, Subject
 from tests.stack import free_port
 
 SETTINGS = load_settings()
@@ -214,6 +214,9 @@ def test_graph_refusing_the_lookup_is_logged_for_operators(idp, pki, caplog) -> 
         _object_id(directory, "alice@contoso.com")  # the adapter's lookup
 
     assert caught.value.status == 401
+    # Said to support, who acts by UPN: not the person's "nothing about you is wrong".
+    assert caught.value.message.startswith("Microsoft Graph refused the portal's lookup")
+    assert "about you" not in caught.value.message
     warnings = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1
     assert "Microsoft Graph refused the portal's lookup: 401" in warnings[0].getMessage()
@@ -346,6 +349,24 @@ def test_a_deletion_request_exports_erases_and_reads_back_none_left(configured) 
     events = AuditEvent.objects.filter(source="memory_api", action="erase")
     assert events.count() == 2
     assert {e.subject_upn for e in events} == {"alice@contoso.com"}
+
+
+def test_the_backend_erases_the_subject_agents_first_soft_deleted_too(configured) -> None:
+    """The protocol's erase_subject (ERASE_SUBJECT), outside a deletion request: every
+    memory kept about the person, a soft-deleted one too, bob's left alone."""
+    memory_api = backend()
+    assert isinstance(memory_api, MemoryBackend)
+    helpdesk = next(t for t in own(ALICE_SUBJECT) if t.agent == "it-helpdesk")
+    first = memory_api.read_page(ALICE_SUBJECT, helpdesk).items[0]
+    memory_api.delete_item(ALICE_SUBJECT, helpdesk, first.key)  # soft: the service keeps it
+
+    erasure = memory_api.erase_subject(ALICE_SUBJECT)
+
+    assert {o.result for o in erasure.outcomes} == {"erased"}
+    assert first.key in {o.key for o in erasure.outcomes}
+    user = memory_api.user(ALICE_SUBJECT)
+    assert memory_api.client.export(user)["memories"] == []
+    assert len(own(BOB_SUBJECT)) == 2
 
 
 @pytest.mark.django_db

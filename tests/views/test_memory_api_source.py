@@ -504,6 +504,8 @@ def test_clearing_the_memories_without_an_agent_waits_for_the_agents(
 
     assert refused.status_code == 409
     assert OTHERS_HELD in page_text(refused)
+    # Named, so an agent no longer listed (every memory of hers deleted) can be found.
+    assert f"from {BENEFITS}, {HELPDESK} (deleted ones count" in page_text(refused)
     assert len(_kept(tmp_path, "alice@contoso.com")) == 5
     for agent in (BENEFITS, HELPDESK):
         assert alice.post(clear_url, {"target": agent, "phrase": "clear"}).status_code == 200

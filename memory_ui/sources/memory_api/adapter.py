@@ -32,6 +32,7 @@ from memory_ui.sources.memory_api.errors import (
 )
 from memory_ui.sources.protocol import (
     Capability,
+    Erasure,
     Item,
     ItemsPage,
     Outcome,
@@ -67,6 +68,8 @@ OTHERS_HELD = (
     "The memory service erases memories without an agent only together with every agent's: "
     "clear each agent's memories first, then these."
 )
+# Which agents, since one whose memories were all deleted is no longer listed (M30).
+STILL_HELD = " It still holds memories of yours from {agents} (deleted ones count: it keeps them)."
 RESTORE_NOTE = (
     "it comes back as a new memory (a new id); the deleted one stays with the workspace "
     "memory service, soft-deleted, its earlier versions with it"
@@ -150,8 +153,10 @@ def _object_id(directory: Directory, upn: str) -> str:
         return directory.object_id(upn)
     except UnknownPerson as exc:
         raise SubjectUnavailable(exc.message, status=exc.status) from exc
-    except DirectoryRefused as exc:
-        raise MemoryApiSetupError(exc.operator_detail, status=exc.status, logged=True) from exc
+    except DirectoryRefused as exc:  # only support acts by UPN: said to them, not the person
+        raise MemoryApiSetupError(
+            exc.operator_detail, status=exc.status, logged=True, message=exc.message
+        ) from exc
     except DirectoryUnavailable as exc:
         raise MemoryApiUnavailable(exc.message, status=exc.status) from exc
 
@@ -281,12 +286,24 @@ class MemoryApiBackend:
         agent's, so that target is cleared only once no other agent's are held (M30)."""
         user = self.user(subject)
         held = self.client.export(user, target.agent)["memories"]
-        if any(m["agent"] != target.agent for m in held):
-            raise MemoryApiOthersHeld(OTHERS_HELD)
+        if others := sorted({m["agent"] for m in held if m["agent"] != target.agent}):
+            raise MemoryApiOthersHeld(OTHERS_HELD + STILL_HELD.format(agents=", ".join(others)))
         self.client.erase(user, target.agent)
         left = {m["id"] for m in self.client.export(user, target.agent)["memories"]}
         keys = sorted(m["id"] for m in held)
         return [Outcome(target, key, "failed" if key in left else "erased") for key in keys]
+
+    def erase_subject(self, subject: Subject) -> Erasure:
+        """Everything the service keeps about the person, soft-deleted memories too (M29):
+        each agent's, then those without an agent once no agent's are held (M30). A
+        deletion request goes through `steps` instead, which erases only what it exported."""
+        rows: list[Outcome] = []
+        for target, _items in self.held_targets(subject):
+            try:
+                rows += self.clear_target(subject, target)
+            except MemoryApiOthersHeld as exc:
+                rows.append(Outcome(target, target.key, "not possible", exc.message))
+        return Erasure(tuple(rows))
 
     def held_targets(self, subject: Subject) -> list[tuple[SourceTarget, tuple[Item, ...]]]:
         """What the service keeps about the person, per target, for a deletion request (M29):

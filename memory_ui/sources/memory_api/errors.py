@@ -30,9 +30,14 @@ class MemoryApiSetupError(MemoryApiError):
     portal_status = 502
 
     def __init__(
-        self, operator_detail: str, *, status: int | None = None, logged: bool = False
+        self,
+        operator_detail: str,
+        *,
+        status: int | None = None,
+        logged: bool = False,
+        message: str = SETUP,  # another where the reader is not the person (support)
     ) -> None:
-        super().__init__(SETUP, status=status)
+        super().__init__(message, status=status)
         self.operator_detail = operator_detail
         # Logged where it is made, so every raise keeps SETUP's promise that the operators
         # have been told (`logged`: already, where it was found, as the shared Graph
