@@ -88,7 +88,7 @@ class Directory:
                 timeout=self._timeout,
                 verify=self._verify,
             )
-        except requests.RequestException as exc:
+        except (requests.RequestException, OSError) as exc:  # OSError: a CA bundle not found
             raise DirectoryUnavailable(
                 f"Microsoft Graph cannot be reached to find this person; {LASTS}"
             ) from exc

@@ -164,9 +164,31 @@ def test_passthrough_says_so(fresh_memoryos: RunningServer) -> None:
     assert preview.notice == NOTICES[PreviewState.PASSTHROUGH]
 
 
-def test_without_an_object_id_the_person_cannot_be_named(backend: MemoryOsBackend) -> None:
+def test_without_graph_support_cannot_name_the_person(backend: MemoryOsBackend, settings) -> None:
+    settings.GRAPH_BASE_URL = ""
     with pytest.raises(MemoryOsNoPerson):
         backend.preview(SUPPORT_FOR_ALICE, TRAVEL, "seats", 10)
+    # Nor by a template around the object id: "user-" would be nobody's, or anybody's.
+    around = MemoryOsBackend(backend._client, AGENTS, "user-{oid}")
+    with pytest.raises(MemoryOsNoPerson):
+        around.preview(SUPPORT_FOR_ALICE, TRAVEL, "seats", 10)
+
+
+def test_support_names_the_person_by_the_object_id_graph_gives(
+    backend: MemoryOsBackend, fresh_memoryos: RunningServer, settings, idp, portal_identity
+) -> None:
+    """Support knows the UPN: Microsoft Graph (the devstack IdP's) gives the object id the
+    template needs, so support is told what the agent is told about alice, as she is."""
+    settings.GRAPH_BASE_URL = idp.url
+    store = emulator.emulator(fresh_memoryos).store.db
+
+    for_support = backend.preview(SUPPORT_FOR_ALICE, TRAVEL, "seats", 10)
+
+    assert for_support.context and for_support.context == (
+        backend.preview(ALICE, TRAVEL, "seats", 10).context
+    )
+    users = {row[0] for row in store.rows("SELECT external_user_id FROM retrievals")}
+    assert users == {ALICE.oid}
 
 
 def test_failures_are_the_sources_errors(fresh_memoryos: RunningServer) -> None:

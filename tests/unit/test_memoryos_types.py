@@ -128,5 +128,9 @@ def test_external_user_id_comes_from_the_template() -> None:
     assert external_user_id_for("contoso:{upn}", "Alice@Contoso.com", oid) == (
         "contoso:alice@contoso.com"
     )
-    with pytest.raises(ValueError, match="empty external_user_id"):
+    with pytest.raises(ValueError, match="needs the object id"):
         external_user_id_for("{oid}", "alice@contoso.com", "")
+    with pytest.raises(ValueError, match="needs the object id"):  # not "user-": nobody's id
+        external_user_id_for("user-{oid}", "alice@contoso.com", "")
+    with pytest.raises(ValueError, match="empty external_user_id"):
+        external_user_id_for("{upn}", "", oid)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from memory_ui import directory
+from memory_ui.directory import DirectoryError, DirectoryUnavailable
 from memory_ui.sources.memoryos.client import LIMIT_MAX, MemoryOsClient
-from memory_ui.sources.memoryos.errors import MemoryOsError
+from memory_ui.sources.memoryos.errors import MemoryOsError, MemoryOsUnavailable
 from memory_ui.sources.memoryos.types import (
     FeedbackReceipt,
     Retrieval,
@@ -92,13 +94,27 @@ MISSING = missing()
 NO_ERASURE = MISSING[Capability.ERASE_SUBJECT]
 NO_PERSON = (
     "The portal cannot name this person to MemoryOS: its rule needs their object id, which "
-    "only their own sign-in gives."
+    "only their own sign-in gives where Microsoft Graph is not configured (GRAPH_BASE_URL)."
 )
 
 
 class MemoryOsNoPerson(MemoryOsError):
     portal_status = 409
     default_message = NO_PERSON
+
+
+def _object_id(upn: str) -> str:
+    """The person's object id from Microsoft Graph (memory_ui.directory), where configured;
+    its failures as MemoryOS's own, said to support (only support acts by UPN)."""
+    graph = directory.configured()
+    if graph is None:
+        raise MemoryOsNoPerson()
+    try:
+        return graph.object_id(upn)
+    except DirectoryUnavailable as exc:
+        raise MemoryOsUnavailable(exc.message, status=exc.status) from exc
+    except DirectoryError as exc:
+        raise MemoryOsNoPerson(exc.message, status=exc.status) from exc
 
 
 class MemoryOsBackend:
@@ -121,8 +137,11 @@ class MemoryOsBackend:
         return self._missing.get(capability, f"This is not possible in {TITLE}.")
 
     def external_user_id(self, subject: Subject) -> str:
+        oid = subject.oid
+        if not oid and "{oid}" in self._template:  # support acting by UPN
+            oid = _object_id(subject.upn)
         try:
-            return external_user_id_for(self._template, subject.upn, subject.oid)
+            return external_user_id_for(self._template, subject.upn, oid)
         except (KeyError, ValueError) as exc:
             raise MemoryOsNoPerson() from exc
 

@@ -179,6 +179,8 @@ class FeedbackReceipt:
 def external_user_id_for(template: str, upn: str, oid: str) -> str:
     """The service's `external_user_id` from the verified identity, by the configured
     template (`{oid}`, `{upn}`); never anything the browser sent."""
+    if "{oid}" in template and not oid:  # "user-{oid}" would name "user-": nobody, or anybody
+        raise ValueError("MEMORYOS_USER_ID_TEMPLATE needs the object id, and there is none")
     value = template.format(upn=upn.casefold(), oid=oid)
     if not value:
         raise ValueError("MEMORYOS_USER_ID_TEMPLATE gives an empty external_user_id")
