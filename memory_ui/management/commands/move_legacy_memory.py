@@ -158,6 +158,13 @@ def actor_for(who: Identity, upn: str, token: str) -> Actor:
     return Actor(who, CallerAuth(access_token=token, user_identity=identity), upn, reason=REASON)
 
 
+def job_log(level: int, job: str, shard: Shard, message: str, **fields: object) -> None:
+    """One JSON log line of this job's shard: counts and classes, never a UPN or content."""
+    logger.log(
+        level, message, extra={"job": JOB, "job_id": job[:12], "shard": str(shard), **fields}
+    )
+
+
 def progress_bar(out: OutputWrapper, done: int, total: int, label: str) -> None:
     """One line, redrawn in place on a terminal; a line per step otherwise (logs)."""
     filled = BAR_WIDTH * done // total if total else BAR_WIDTH
@@ -260,14 +267,12 @@ class Command(BaseCommand):
         finished = set() if dry else finished_people(job, mine)
         if finished:
             JOB_PEOPLE.labels(JOB, str(shard), JobProgress.State.SKIPPED).inc(len(finished))
-            logger.info(
+            job_log(
+                logging.INFO,
+                job,
+                shard,
                 "People finished by an earlier run passed over",
-                extra={
-                    "job": JOB,
-                    "job_id": job[:12],
-                    "shard": str(shard),
-                    "people": len(finished),
-                },
+                people=len(finished),
             )
         todo = [upn for upn in mine if upn not in finished][: options["limit"]]
         rows: list[Row] = []
@@ -311,15 +316,13 @@ class Command(BaseCommand):
     def _stopped(self, job: str, shard: Shard, rows: list[Row], todo: list[str]) -> CommandError:
         """SIGTERM's end: one log line (counts only) and a non-zero exit, so the Job does not
         count the shard complete with people left."""
-        logger.warning(
+        job_log(
+            logging.WARNING,
+            job,
+            shard,
             "Stopped by SIGTERM",
-            extra={
-                "job": JOB,
-                "job_id": job[:12],
-                "shard": str(shard),
-                "people": len(rows),
-                "left": len(todo) - len(rows),
-            },
+            people=len(rows),
+            left=len(todo) - len(rows),
         )
         return CommandError(
             f"Stopped by SIGTERM after {len(rows)} of {len(todo)} users; run again to resume."
@@ -329,18 +332,15 @@ class Command(BaseCommand):
         """The person's progress row, counter and log line (counts and classes only)."""
         progress_record(job, row.upn, shard, started, row.state, error=row.error, **row.counts)
         JOB_PEOPLE.labels(JOB, str(shard), row.state).inc()
-        logger.log(
-            logging.WARNING if row.failed else logging.INFO,
-            "Person %s",
-            row.state,
-            extra={
-                "job": JOB,
-                "job_id": job[:12],
-                "shard": str(shard),
-                "state": str(row.state),
-                "error": row.error,
-                **row.counts,
-            },
+        level = logging.WARNING if row.failed else logging.INFO
+        job_log(
+            level,
+            job,
+            shard,
+            f"Person {row.state}",
+            state=str(row.state),
+            error=row.error,
+            **row.counts,
         )
 
     def _one(self, actor: Actor, origin: Origin, dry: bool, delete: bool) -> Row:
