@@ -315,6 +315,24 @@ def test_a_memory_brought_back_stays_its_own_where_an_agent_wrote_that_about_aga
     assert kept[restored.key]["observations"][0]["content"] == item.text
 
 
+def test_a_memory_without_an_agent_comes_back_with_its_about_where_only_an_agent_has_it(
+    configured,
+) -> None:
+    """M7 merges within one agent: another agent's live memory of the same `about` does
+    not make the restore leave it out (the subject-wide export holds both)."""
+    memory_api, user = backend(), backend().user(ALICE_SUBJECT)
+    mine = memory_api.client.create(user, None, "Sits at desk 4.12.", "fact", about="desk")
+    memory_api.client.create(user, "it-helpdesk", "Desk phone 4412.", "fact", about="desk")
+    no_agent = memory_api.find_target(ALICE_SUBJECT, "-")
+    deleted = memory_api.delete_item(ALICE_SUBJECT, no_agent, mine["id"])
+
+    restored = memory_api.restore_item(ALICE_SUBJECT, no_agent, deleted)
+
+    kept = {m["id"]: m for m in memory_api.client.export(user)["memories"]}
+    assert restored.key != mine["id"]
+    assert (kept[restored.key]["about"], kept[restored.key]["agent"]) == ("desk", None)
+
+
 def test_search_finds_the_persons_memories_only(configured) -> None:
     found = backend().search(ALICE_SUBJECT, "laptop")
 

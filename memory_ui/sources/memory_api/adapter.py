@@ -262,7 +262,9 @@ class MemoryApiBackend:
         holds (M16); a new memory, with a new id, while the deleted one stays soft-deleted
         (M28)."""
         user = self.user(subject)
-        kept = self.client.export(user, target.agent)["memories"]
+        # Without an agent the export is the whole subject's; M7 matches the same agent only.
+        exported = self.client.export(user, target.agent)["memories"]
+        kept = [m for m in exported if m["agent"] == target.agent]
         deleted = next((m for m in kept if m["id"] == item.key and m["deleted_at"]), None)
         kind = {"memory_type": deleted["type"], "about": deleted["about"]} if deleted else {}
         live = {m["about"] for m in kept if not m["deleted_at"] and m.get("about")}
