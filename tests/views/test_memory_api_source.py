@@ -377,6 +377,10 @@ def test_supports_overview_counts_her_memories_not_the_workspaces_shared_ones(
         "not counted, exported or erased here."
     ]
     assert reads.count(True) == 1  # the listing of her agents only, not the shared rows
+    # What she deleted is still kept by the service: the counts say they leave it out.
+    assert "counted here is what it lists, not what alice@contoso.com deleted" in page_text(
+        look_up(carol)
+    )
 
 
 def test_a_read_back_that_finds_memories_left_says_partly(
