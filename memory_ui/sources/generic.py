@@ -479,7 +479,7 @@ class BackendSteps:
             items = [backend.read_item(subject, target, key) for key in keys]
             text = target_export(actor, backend, target)
             versions = {item.key: version_of(item) for item in items}
-            files.append(ExportedFile(f"{file_name(target.key)}.md", text, target.key, versions))
+            files.append(ExportedFile(export_name(target.key, files), text, target.key, versions))
         return files
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:
@@ -552,6 +552,16 @@ def all_items(backend: MemoryBackend, subject: Subject, target: SourceTarget) ->
         cursor = page.next_cursor
         if cursor is None:
             return items
+
+
+def export_name(key: str, files: list[ExportedFile]) -> str:
+    """The file a target's export goes to, beside `files` already named: two keys that
+    read alike as file names ("travel planner", "travel_planner") get "-2", never one."""
+    base, taken, n = file_name(key), {f.name for f in files}, 2
+    name = f"{base}.md"
+    while name in taken:
+        name, n = f"{base}-{n}.md", n + 1
+    return name
 
 
 def file_name(key: str) -> str:

@@ -312,3 +312,29 @@ def test_command_fails_loudly_and_the_next_run_resumes(
     faults.error_rate = 0.0
     out_again, _ = _command("--store", HELPDESK, "--users", str(users))
     assert out_again.splitlines()[2].split() == ["bob@contoso.com", "2", "2", "0", "0", "0", "0"]
+
+
+def test_a_copy_not_deleted_when_asked_is_not_done_and_the_next_run_deletes_it(
+    legacy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--delete-verified: a verified copy whose delete fails leaves the person failed, so a
+    rerun of the same job retries the delete instead of passing them over. The emulator
+    cannot refuse a DELETE alone (its faults match paths, which reads share), so the delete
+    is refused here by replacing the one function that makes it."""
+    from memory_ui.memory import source_move
+    from memory_ui.models import JobProgress
+
+    users = _users(tmp_path, "bob@contoso.com")
+    refuse = "The store refused the delete."
+    monkeypatch.setattr(source_move, "_delete_verified", lambda actor, planned: refuse)
+
+    with pytest.raises(CommandError, match="1 of 1 users not done; run again to resume"):
+        _command("--store", HELPDESK, "--users", str(users), "--delete-verified")
+    row = JobProgress.objects.get(upn="bob@contoso.com")
+    assert (row.state, row.error) == (JobProgress.State.FAILED, "not deleted")
+
+    monkeypatch.undo()
+    out, _ = _command("--store", HELPDESK, "--users", str(users), "--delete-verified")
+
+    assert out.splitlines()[2].split()[-1] == "2"  # both copies deleted now
+    assert JobProgress.objects.get(upn="bob@contoso.com").state != JobProgress.State.FAILED

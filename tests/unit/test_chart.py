@@ -433,6 +433,8 @@ def test_an_evicted_legacy_move_pod_ends_before_its_replacement_and_costs_no_ret
     spec = job["spec"]
 
     assert spec["podReplacementPolicy"] == "Failed"
+    # Time for the person being moved when SIGTERM comes (the default 30 s may cut one).
+    assert spec["template"]["spec"]["terminationGracePeriodSeconds"] == 300
     assert spec["podFailurePolicy"] == {
         "rules": [
             {

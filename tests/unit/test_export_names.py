@@ -14,3 +14,18 @@ def test_no_key_becomes_a_path() -> None:
     assert file_name("benefits-assistant") == "benefits-assistant"
     assert file_name("-") == "-"  # the memory-api's memories without an agent
     assert file_name("") == "memory"
+
+
+def test_keys_that_read_alike_get_files_of_their_own() -> None:
+    from memory_ui.sources.generic import export_name
+    from memory_ui.sources.protocol import ExportedFile
+
+    files: list[ExportedFile] = []
+    for key in ("travel planner", "travel_planner", "travel/planner"):
+        files.append(ExportedFile(export_name(key, files), "", key))
+
+    assert [f.name for f in files] == [
+        "travel_planner.md",
+        "travel_planner-2.md",
+        "travel_planner-3.md",
+    ]

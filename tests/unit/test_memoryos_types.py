@@ -130,7 +130,8 @@ def test_external_user_id_comes_from_the_template() -> None:
     )
     with pytest.raises(ValueError, match="needs the object id"):
         external_user_id_for("{oid}", "alice@contoso.com", "")
-    with pytest.raises(ValueError, match="needs the object id"):  # not "user-": nobody's id
-        external_user_id_for("user-{oid}", "alice@contoso.com", "")
+    for around in ("user-{oid}", "user-{oid!s}", "{oid:.36}"):  # not "user-": nobody's id
+        with pytest.raises(ValueError, match="needs the object id"):
+            external_user_id_for(around, "alice@contoso.com", "")
     with pytest.raises(ValueError, match="empty external_user_id"):
         external_user_id_for("{upn}", "", oid)

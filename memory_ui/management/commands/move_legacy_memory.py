@@ -52,7 +52,14 @@ from memory_ui.jobs import (
     shard_parse,
     shard_people,
 )
-from memory_ui.memory.source_move import Origin, Result, Step, move_preview, move_run
+from memory_ui.memory.source_move import (
+    UNFINISHED,
+    Origin,
+    Result,
+    Step,
+    move_preview,
+    move_run,
+)
 from memory_ui.models import JobProgress
 from memory_ui.sources import generic, registry
 from memory_ui.sources.protocol import Source, SourceError, SourceTarget
@@ -253,6 +260,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # From the start: a SIGTERM while the list is read or the store looked up counts too.
+        with sigterm_asks_to_stop() as stop:
+            self._run(stop, options)
+
+    def _run(self, stop: threading.Event, options: dict[str, Any]) -> None:
         source = turned_down()
         users = read_users(options["users"])
         if options["metrics_port"]:
@@ -278,7 +290,7 @@ class Command(BaseCommand):
         rows: list[Row] = []
         ended: CommandError | None = None
         quiet = audit_lines_held_back() if anonymous else nullcontext()
-        with quiet, sigterm_asks_to_stop() as stop:
+        with quiet:
             # Which target is configuration, the same for every user: looked up once.
             target = target_named(source, actor_for(who, who.upn, app_token()), name)
             for done, upn in enumerate(todo, 1):
@@ -376,4 +388,9 @@ class Command(BaseCommand):
             deleted=deleted,
         )
         worst = next((r for r in (Result.FAILED, Result.NOT_VERIFIED) if report.count(r)), "")
-        return Row(upn, cells, any(bad), numbers, str(worst))
+        # A copy verified but not deleted when asked is not done: failed, so a rerun of the
+        # job retries the delete rather than passing the person over.
+        kept = delete and any(not f.deleted for f in report.files if f.result not in UNFINISHED)
+        return Row(
+            upn, cells, any(bad) or kept, numbers, str(worst or ("not deleted" if kept else ""))
+        )

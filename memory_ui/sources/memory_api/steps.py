@@ -17,7 +17,7 @@ from memory_ui.sources.generic import (
     CHANGED,
     NOT_EXPORTED,
     audit,
-    file_name,
+    export_name,
     subject_of,
     target_export,
 )
@@ -59,7 +59,7 @@ class MemoryApiSteps:
             # erasure say "changed", never erase what the file does not hold.
             versions = {i.key: i.version or "" for i in items}
             text = target_export(actor, backend, target)
-            files.append(ExportedFile(f"{file_name(target.key)}.md", text, target.key, versions))
+            files.append(ExportedFile(export_name(target.key, files), text, target.key, versions))
         return files
 
     def erase_all(self, actor: Actor, exported: Exported) -> Erasure:

@@ -23,6 +23,7 @@ from memory_ui.sources.memoryos.types import (
     Retrieval,
     RetrievedMemory,
     external_user_id_for,
+    needs_oid,
 )
 from memory_ui.sources.protocol import (
     Capability,
@@ -138,7 +139,7 @@ class MemoryOsBackend:
 
     def external_user_id(self, subject: Subject) -> str:
         oid = subject.oid
-        if not oid and "{oid}" in self._template:  # support acting by UPN
+        if not oid and needs_oid(self._template):  # support acting by UPN
             oid = _object_id(subject.upn)
         try:
             return external_user_id_for(self._template, subject.upn, oid)

@@ -5,6 +5,7 @@ ValueError/TypeError on a malformed answer (the client turns that into a MemoryO
 from __future__ import annotations
 
 import datetime as dt
+import string
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,10 +177,15 @@ class FeedbackReceipt:
         )
 
 
+def needs_oid(template: str) -> bool:
+    """Whether the template names the object id ("{oid}", "{oid!s}", "{oid:.36}" alike)."""
+    return any(field == "oid" for _, field, _, _ in string.Formatter().parse(template))
+
+
 def external_user_id_for(template: str, upn: str, oid: str) -> str:
     """The service's `external_user_id` from the verified identity, by the configured
     template (`{oid}`, `{upn}`); never anything the browser sent."""
-    if "{oid}" in template and not oid:  # "user-{oid}" would name "user-": nobody, or anybody
+    if needs_oid(template) and not oid:  # "user-{oid}" would name "user-": nobody, or anybody
         raise ValueError("MEMORYOS_USER_ID_TEMPLATE needs the object id, and there is none")
     value = template.format(upn=upn.casefold(), oid=oid)
     if not value:

@@ -23,7 +23,6 @@ from django.views.decorators.http import require_http_methods
 from memory_ui.documents import parse_document
 from memory_ui.history import versions_erase
 from memory_ui.identity import Actor
-from memory_ui.jobs import progress_erase
 from memory_ui.memory.receipts import memory_erasure, receipt_write
 from memory_ui.models import ErasureReceipt
 from memory_ui.sources.agent_memory import (
@@ -244,9 +243,10 @@ def clear_everything(request: HtmxHttpRequest) -> HttpResponse:
     # Read back: a memory an agent wrote to right after its clear is not called cleared.
     read = store.load_many(actor, [result.target for result in results if result.error is None])
     erasure = memory_erasure(before, results, read, timezone.now().isoformat())
-    # The earlier versions a History keeps, and jobs' rows naming the person, are erased too.
+    # The earlier versions a History keeps are erased too. Not a tenant job's rows: they say
+    # the person's legacy copies were moved, and without them a rerun of the move would bring
+    # back into CoreAPI what was just cleared (a deletion request erases those copies too).
     versions_erase(actor.who.upn)
-    progress_erase(actor.who.upn)
     receipt = receipt_write(
         actor.who,
         ErasureReceipt.Kind.CLEAR_EVERYTHING,
