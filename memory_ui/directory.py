@@ -12,6 +12,7 @@ import functools
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -108,11 +109,15 @@ class Directory:
                 f"Microsoft Graph failed to answer; {LASTS}", status=response.status_code
             )
         try:
-            oid = str(response.json()["id"])
-        except (ValueError, KeyError, TypeError) as exc:  # not Graph's answer (a proxy's page)
+            # An object id is a GUID: anything else (a proxy's page, a null) names nobody, and
+            # a pseudonym made from it would be one person's for every such answer.
+            oid = str(uuid.UUID(response.json()["id"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DirectoryUnavailable(f"Microsoft Graph failed to answer; {LASTS}") from exc
+        now = time.monotonic()
         with self._lock:
-            self._known[key] = (time.monotonic(), oid)
+            self._known = {k: v for k, v in self._known.items() if now - v[0] < KNOWN_SECONDS}
+            self._known[key] = (now, oid)
         return oid
 
 

@@ -50,7 +50,10 @@ def test_an_answer_is_kept_a_while_then_asked_again(graph, monkeypatch) -> None:
     assert app.calls == 2
 
 
-@pytest.mark.parametrize("body", [b"<html>Sign in</html>", b'{"displayName": "Alice"}', b"[]"])
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>Sign in</html>", b'{"displayName": "Alice"}', b"[]", b'{"id": null}', b'{"id": "x"}'],
+)
 def test_an_answer_that_is_not_graphs_is_try_again(graph, body: bytes) -> None:
     app, url = graph
     app.body = body
